@@ -1,0 +1,3 @@
+module github.com/cuedeck/cuedeck/e2e
+
+go 1.26

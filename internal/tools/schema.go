@@ -1,0 +1,124 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Definition is what an agent is told about a tool.
+type Definition struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	resolved    *jsonschema.Resolved
+}
+
+// The input schemas are seed 002's, verbatim where the seed is well formed.
+// (Its read_context schema lost the head of the deprecated "semantic"
+// property; it is restored here as a boolean.)
+var definitions = []*Definition{
+	{
+		Name:        ReadContext,
+		Description: "Search the project's docs, code and cards by keywords; returns paths with hash, tokens and top headings. Use first, then read_doc the best hits.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "query": {"type": "string", "description": "Keywords to match (e.g. 'auth flow')", "minLength": 1, "maxLength": 200},
+    "limit": {"type": "integer", "default": 5, "minimum": 1, "maximum": 50},
+    "mode": {"type": "string", "enum": ["keyword", "semantic", "hybrid"], "default": "hybrid", "description": "Search algorithm selection"},
+    "semantic": {"type": "boolean", "default": false, "description": "DEPRECATED: Use mode='semantic' instead. Kept for backward compatibility."},
+    "filters": {
+      "type": "object",
+      "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}, "description": "Filter by tags (ANY match logic)"},
+        "priority": {"type": "string", "description": "Filter by priority (case-insensitive)"},
+        "assignee": {"type": "string", "description": "Filter by assignee (case-insensitive)"}
+      }
+    }
+  },
+  "required": ["query"]
+}`),
+	},
+	{
+		Name:        ReadDoc,
+		Description: "Read a markdown document, or only the section under a heading (anchor). Returns content, tokens, hash and line range.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "Relative path to file", "pattern": "^[^.][a-zA-Z0-9_/.\\-]+\\.md$"},
+    "anchor": {"type": "string", "description": "Optional Header name to slice from", "maxLength": 100}
+  },
+  "required": ["path"]
+}`),
+	},
+}
+
+func init() {
+	for _, d := range definitions {
+		var s jsonschema.Schema
+		if err := json.Unmarshal(d.InputSchema, &s); err != nil {
+			panic(fmt.Sprintf("tools: schema of %s: %v", d.Name, err))
+		}
+		r, err := s.Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("tools: resolve schema of %s: %v", d.Name, err))
+		}
+		d.resolved = r
+	}
+}
+
+// Definitions lists the tools in a stable order.
+func Definitions() []*Definition { return definitions }
+
+// Lookup returns the definition of a tool, or nil.
+func Lookup(name string) *Definition {
+	for _, d := range definitions {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// Validate checks args against the tool's input schema and returns them
+// with schema defaults applied. An unknown tool is CodeMethodMissing; a
+// schema violation is CodeInvalidParams whose data says which rule.
+func Validate(tool string, args json.RawMessage) (json.RawMessage, error) {
+	d := Lookup(tool)
+	if d == nil {
+		return nil, &Error{Code: CodeMethodMissing, Message: "Unknown tool", Data: map[string]any{"tool": tool}}
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	var instance map[string]any
+	if err := json.Unmarshal(args, &instance); err != nil {
+		return nil, InvalidParams(tool, "arguments must be a JSON object: "+err.Error())
+	}
+	if err := d.resolved.ApplyDefaults(&instance); err != nil {
+		return nil, InvalidParams(tool, err.Error())
+	}
+	if err := d.resolved.Validate(instance); err != nil {
+		return nil, InvalidParams(tool, cleanSchemaError(err.Error()))
+	}
+	out, err := json.Marshal(instance)
+	if err != nil {
+		return nil, InvalidParams(tool, err.Error())
+	}
+	return out, nil
+}
+
+// cleanSchemaError turns the validator's "validating root: validating
+// /properties/limit: minimum: 0/1 is less than 1.000000" into
+// "limit: minimum: 0/1 is less than 1.000000": the property and the rule,
+// without the schema walk.
+func cleanSchemaError(msg string) string {
+	const prop = "validating /properties/"
+	if i := strings.LastIndex(msg, prop); i >= 0 {
+		return msg[i+len(prop):]
+	}
+	return strings.TrimPrefix(msg, "validating root: ")
+}

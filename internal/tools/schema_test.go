@@ -1,0 +1,56 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestValidateAppliesDefaults(t *testing.T) {
+	out, err := Validate(ReadContext, json.RawMessage(`{"query":"auth"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got ReadContextArgs
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Limit != 5 || got.Mode != "hybrid" {
+		t.Fatalf("defaults not applied: %+v", got)
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	cases := []struct{ tool, args, want string }{
+		{ReadContext, `{}`, "query"},
+		{ReadContext, `{"query":""}`, "minLength"},
+		{ReadContext, `{"query":"` + strings.Repeat("x", 201) + `"}`, "maxLength"},
+		{ReadContext, `{"query":"a","limit":0}`, "minimum"},
+		{ReadContext, `{"query":"a","limit":51}`, "maximum"},
+		{ReadContext, `{"query":"a","mode":"magic"}`, "enum"},
+		{ReadDoc, `{"path":"../etc/passwd.md"}`, "pattern"},
+		{ReadDoc, `{"path":"docs/a.txt"}`, "pattern"},
+		{ReadDoc, `{"path":"docs/a.md","anchor":"` + strings.Repeat("x", 101) + `"}`, "maxLength"},
+		{ReadDoc, `[1,2]`, "JSON object"},
+	}
+	for _, c := range cases {
+		_, err := Validate(c.tool, json.RawMessage(c.args))
+		var te *Error
+		if !errors.As(err, &te) || te.Code != CodeInvalidParams {
+			t.Errorf("%s %s: got %v, want invalid params", c.tool, c.args, err)
+			continue
+		}
+		if detail, _ := te.Data["detail"].(string); !strings.Contains(detail, c.want) {
+			t.Errorf("%s %s: detail %q does not mention %q", c.tool, c.args, detail, c.want)
+		}
+	}
+}
+
+func TestUnknownTool(t *testing.T) {
+	_, err := Validate("nope", nil)
+	var te *Error
+	if !errors.As(err, &te) || te.Code != CodeMethodMissing {
+		t.Fatalf("got %v", err)
+	}
+}

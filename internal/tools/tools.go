@@ -1,0 +1,129 @@
+// Package tools is the contract of the tools agents call: their names,
+// descriptions and input schemas (seed 002), their argument and result types,
+// and the Error they fail with. The edge implements the tools as a Caller;
+// the MCP server and the NATS query service expose any Caller, so an agent
+// sees the same tools whether the answer is computed in-process or by a
+// remote edge.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Caller runs one tool call. args is the JSON object of arguments; the
+// result is the JSON the tool returns. A failure the caller should see is an
+// *Error; any other error is an internal failure.
+type Caller interface {
+	Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// CallerFunc adapts a function to Caller.
+type CallerFunc func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+
+// Call implements Caller.
+func (f CallerFunc) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	return f(ctx, tool, args)
+}
+
+// Tool names.
+const (
+	ReadContext = "read_context"
+	ReadDoc     = "read_doc"
+)
+
+// Error codes of seed 002 §5 and JSON-RPC 2.0.
+const (
+	CodeFileNotFound  = 1001
+	CodeCycle         = 1002
+	CodeTokenLimit    = 1003
+	CodeStaleCache    = 1006
+	CodeLock          = 1007
+	CodeRateLimit     = 429
+	CodeInvalidParams = -32602
+	CodeMethodMissing = -32601
+	CodeInternal      = -32603
+)
+
+// Error is a tool failure with a JSON-RPC code, a short message and data
+// that tells the agent what to do next. The MCP server sends it as a
+// JSON-RPC error, unchanged.
+type Error struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if len(e.Data) == 0 {
+		return fmt.Sprintf("%d %s", e.Code, e.Message)
+	}
+	data, _ := json.Marshal(e.Data)
+	return fmt.Sprintf("%d %s: %s", e.Code, e.Message, data)
+}
+
+// InvalidParams is the error for arguments that break the tool's schema;
+// detail says which rule, in words an agent can act on.
+func InvalidParams(tool, detail string) *Error {
+	return &Error{Code: CodeInvalidParams, Message: "Invalid params", Data: map[string]any{"tool": tool, "detail": detail}}
+}
+
+// FileNotFound is error 1001. suggestion may be empty.
+func FileNotFound(path, suggestion string) *Error {
+	data := map[string]any{"path": path}
+	if suggestion != "" {
+		data["suggestion"] = fmt.Sprintf("Did you mean '%s'?", suggestion)
+	}
+	return &Error{Code: CodeFileNotFound, Message: "File Not Found", Data: data}
+}
+
+// ReadContextArgs are read_context's arguments (seed 002 §1).
+type ReadContextArgs struct {
+	Query    string   `json:"query"`
+	Limit    int      `json:"limit,omitempty"`
+	Mode     string   `json:"mode,omitempty"`
+	Semantic *bool    `json:"semantic,omitempty"`
+	Filters  *Filters `json:"filters,omitempty"`
+}
+
+// Filters narrow read_context to documents whose frontmatter matches.
+type Filters struct {
+	Tags     []string `json:"tags,omitempty"`
+	Priority string   `json:"priority,omitempty"`
+	Assignee string   `json:"assignee,omitempty"`
+}
+
+// ContextHit is one read_context result.
+type ContextHit struct {
+	Path    string   `json:"path"`
+	Repo    string   `json:"repo,omitempty"`
+	Hash    string   `json:"hash"`
+	Tokens  int      `json:"tokens"`
+	Anchors []string `json:"anchors,omitempty"`
+	Score   float64  `json:"score,omitempty"`
+}
+
+// ReadDocArgs are read_doc's arguments (seed 002 §2).
+type ReadDocArgs struct {
+	Path   string `json:"path"`
+	Anchor string `json:"anchor,omitempty"`
+}
+
+// LineRange is a 1-indexed inclusive range of lines.
+type LineRange struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// ReadDocResult is read_doc's result.
+type ReadDocResult struct {
+	Path      string     `json:"path"`
+	Repo      string     `json:"repo,omitempty"`
+	Content   string     `json:"content"`
+	Anchor    *string    `json:"anchor"`
+	Tokens    int        `json:"tokens"`
+	Hash      string     `json:"hash"`
+	Cached    bool       `json:"cached"`
+	LineRange *LineRange `json:"line_range"`
+}

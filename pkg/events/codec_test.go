@@ -1,0 +1,153 @@
+package events
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleEvents() []Event {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 123, time.UTC)
+	sha := SHA256Hex([]byte("hello"))
+	return []Event{
+		FileUpserted{Repo: "app", Path: "docs/a b.md", SHA256: sha, Size: 5, ModTime: at, Content: "hello"},
+		FileUpserted{Repo: "app", Path: "big.md", SHA256: sha, Size: 5 << 20, ModTime: at, Blob: sha},
+		FileDeleted{Repo: "app", Path: "docs/a.md", PrevSHA256: sha, PrevMod: at},
+		FileSkipped{Repo: "app", Path: "img.png", Size: 10, ModTime: at, Reason: SkipBinary, Detail: "NUL byte at offset 3"},
+		TranscriptBatch{Repo: "app", Session: "s1", Source: "/x.jsonl", Format: "claude-code", StartOffset: 0, EndOffset: 10, Lines: nil},
+		TaskEvent{Repo: "app", Op: TaskCreated, Task: Task{ID: "abc123", Title: "t", Status: "todo", Priority: "low", Created: at, Updated: at}},
+		DocRecord{Repo: "app", Path: "docs/a.md", SHA256: sha, SourceSeq: 7, Kind: DocMarkdown, Tokens: 2,
+			Headings: []Heading{{Level: 1, Text: "A", Slug: "a", Line: 1, EndLine: 3}}, IndexedAt: at},
+		DocRecord{Repo: "app", Path: "gone.md", SourceSeq: 9, Deleted: true, IndexedAt: at},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, ev := range sampleEvents() {
+		b, err := Encode(ev)
+		if err != nil {
+			t.Fatalf("encode %T: %v", ev, err)
+		}
+		if !strings.HasPrefix(string(b), `{"v":"1.0","kind":"`+string(ev.EventKind())+`"`) {
+			t.Fatalf("envelope does not lead with version and kind: %s", b)
+		}
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("decode %T: %v", ev, err)
+		}
+		if !reflect.DeepEqual(got, ev) {
+			t.Fatalf("round trip of %T:\n got %#v\nwant %#v", ev, got, ev)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     error
+	}{
+		{"future major", `{"v":"2.0","kind":"file.deleted","data":{"repo":"a","path":"b"}}`, ErrUnsupportedVersion},
+		{"past major", `{"v":"0.9","kind":"file.deleted","data":{"repo":"a","path":"b"}}`, ErrUnsupportedVersion},
+		{"no version", `{"kind":"file.deleted","data":{"repo":"a","path":"b"}}`, ErrMalformed},
+		{"garbage version", `{"v":"x","kind":"file.deleted","data":{}}`, ErrMalformed},
+		{"unknown kind", `{"v":"1.0","kind":"file.exploded","data":{}}`, ErrUnknownKind},
+		{"no data", `{"v":"1.0","kind":"file.deleted"}`, ErrMalformed},
+		{"not json", `not json`, ErrMalformed},
+		{"trailing", `{"v":"1.0","kind":"file.deleted","data":{"repo":"a","path":"b"}} {}`, ErrMalformed},
+		{"escaping path", `{"v":"1.0","kind":"file.deleted","data":{"repo":"a","path":"../etc/passwd"}}`, ErrInvalidPath},
+		{"bad repo", `{"v":"1.0","kind":"file.deleted","data":{"repo":"a.b","path":"x"}}`, ErrInvalidRepo},
+		{"bad sha", `{"v":"1.0","kind":"file.upserted","data":{"repo":"a","path":"x","sha256":"zz"}}`, ErrMalformed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.in))
+			if !errors.Is(err, c.want) {
+				t.Fatalf("Decode(%s) = %v, want %v", c.in, err, c.want)
+			}
+		})
+	}
+}
+
+func TestMinorVersionAccepted(t *testing.T) {
+	in := `{"v":"1.7","kind":"file.deleted","data":{"repo":"a","path":"b","added_in_1_7":true}}`
+	ev, err := Decode([]byte(in))
+	if err != nil {
+		t.Fatalf("a newer minor version must decode: %v", err)
+	}
+	if d := ev.(FileDeleted); d.Path != "b" {
+		t.Fatalf("got %+v", d)
+	}
+}
+
+func TestDocKeyRoundTrip(t *testing.T) {
+	for _, p := range []string{"a.md", "dir/sub/ü x.md", strings.Repeat("x/", 100) + "y"} {
+		key := DocKey("repo-1", p)
+		if strings.ContainsAny(key, " +") {
+			t.Fatalf("key %q has characters KV rejects", key)
+		}
+		repo, path, err := ParseDocKey(key)
+		if err != nil || repo != "repo-1" || path != p {
+			t.Fatalf("ParseDocKey(%q) = %q, %q, %v", key, repo, path, err)
+		}
+	}
+}
+
+func TestMsgIDsDistinguishReEdits(t *testing.T) {
+	t1 := time.Unix(100, 0)
+	t2 := time.Unix(200, 0)
+	a := FileUpsertedMsgID("r", "p.md", "aaaa", t1)
+	again := FileUpsertedMsgID("r", "p.md", "aaaa", t2)
+	if a == again {
+		t.Fatal("the same content saved again later must get a new message id")
+	}
+	if a != FileUpsertedMsgID("r", "p.md", "aaaa", t1) {
+		t.Fatal("a retried publish must keep its message id")
+	}
+	if FileDeletedMsgID("r", "p.md", "aaaa", t1) == FileDeletedMsgID("r", "p.md", "aaaa", t2) {
+		t.Fatal("deleting a re-created file must get a new message id")
+	}
+}
+
+func TestRepoNames(t *testing.T) {
+	for in, want := range map[string]string{"my repo": "my-repo", ".hidden": "hidden", "": "workspace", "ok_1": "ok_1"} {
+		got := RepoNameFrom(in)
+		if got != want {
+			t.Errorf("RepoNameFrom(%q) = %q, want %q", in, got, want)
+		}
+		if err := ValidateRepo(got); err != nil {
+			t.Errorf("RepoNameFrom(%q) gave invalid %q", in, got)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, ev := range sampleEvents() {
+		b, _ := Encode(ev)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"v":"1.0","kind":"doc.record","data":{"repo":"a","path":"b","deleted":true}}`))
+	f.Add([]byte(`{"v":"99","kind":"x"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ev, err := Decode(b)
+		if err != nil {
+			if ev != nil {
+				t.Fatal("an error must come with no event")
+			}
+			return
+		}
+		// Whatever decodes must re-encode and decode to the same thing.
+		again, err := Encode(ev)
+		if err != nil {
+			t.Fatalf("decoded event does not re-encode: %v", err)
+		}
+		ev2, err := Decode(again)
+		if err != nil {
+			t.Fatalf("re-encoded event does not decode: %v", err)
+		}
+		if ev.EventKind() != ev2.EventKind() {
+			t.Fatal("kind changed across a round trip")
+		}
+	})
+}

@@ -1,0 +1,229 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is any of the versioned event types of this package.
+type Event interface {
+	// EventKind is the kind written on the wire.
+	EventKind() Kind
+	// Validate reports a structural problem that makes the event unusable;
+	// the error wraps ErrMalformed, ErrInvalidRepo or ErrInvalidPath.
+	Validate() error
+}
+
+// FileUpserted says a file was created or its content changed.
+//
+// Subject FileSubject(repo) on IngestStream; Nats-Msg-Id FileUpsertedMsgID.
+// Its publisher is ingest (the repository walker and watcher); its subscriber
+// is the indexer, which turns it into a DocRecord.
+//
+// Content holds the file when it is at most the ingest's inline limit;
+// otherwise Blob names an object in BlobsBucket (its SHA-256) and Content is
+// empty. Content is valid UTF-8: invalid bytes were replaced by U+FFFD and
+// UTF8Repaired says so; SHA256 is always of the bytes on disk.
+type FileUpserted struct {
+	Repo         string    `json:"repo"`
+	Path         string    `json:"path"`
+	SHA256       string    `json:"sha256"`
+	Size         int64     `json:"size"`
+	ModTime      time.Time `json:"mtime"`
+	Content      string    `json:"content,omitempty"`
+	Blob         string    `json:"blob,omitempty"`
+	UTF8Repaired bool      `json:"utf8_repaired,omitempty"`
+}
+
+// FileDeleted says a file is gone (deleted, or renamed away from Path).
+//
+// Subject FileSubject(repo) on IngestStream; Nats-Msg-Id FileDeletedMsgID.
+// Its publisher is ingest; its subscriber is the indexer, which writes a
+// tombstone DocRecord so that an older upsert delivered late cannot revive it.
+type FileDeleted struct {
+	Repo       string    `json:"repo"`
+	Path       string    `json:"path"`
+	PrevSHA256 string    `json:"prev_sha256,omitempty"`
+	PrevMod    time.Time `json:"prev_mtime"`
+}
+
+// SkipReason says why ingest did not send a file's content.
+type SkipReason string
+
+// The reasons a file is skipped.
+const (
+	SkipBinary         SkipReason = "binary"
+	SkipTooLarge       SkipReason = "too_large"
+	SkipSymlinkEscapes SkipReason = "symlink_escapes_repo"
+	SkipUnreadable     SkipReason = "unreadable"
+	SkipNotRegular     SkipReason = "not_regular_file"
+)
+
+// FileSkipped says ingest saw a file and will not index it, and why, so the
+// skip is visible (cue status, read_doc) rather than silent.
+//
+// Subject FileSubject(repo) on IngestStream; Nats-Msg-Id FileSkippedMsgID.
+// Its publisher is ingest; its subscriber is the indexer, which records it
+// as a DocRecord with Skip set.
+type FileSkipped struct {
+	Repo    string     `json:"repo"`
+	Path    string     `json:"path"`
+	Size    int64      `json:"size"`
+	ModTime time.Time  `json:"mtime"`
+	Reason  SkipReason `json:"reason"`
+	Detail  string     `json:"detail,omitempty"`
+}
+
+// TranscriptBatch carries new lines of an agent's session transcript.
+//
+// Subject TranscriptSubject(repo) on IngestStream; Nats-Msg-Id
+// TranscriptBatchMsgID(repo, session, StartOffset). Its publisher is ingest's
+// transcript tailer; its subscriber is the extractor.
+type TranscriptBatch struct {
+	Repo        string            `json:"repo"`
+	Session     string            `json:"session"`
+	Agent       string            `json:"agent,omitempty"`
+	Source      string            `json:"source"`
+	Format      string            `json:"format"`
+	StartOffset int64             `json:"start_offset"`
+	EndOffset   int64             `json:"end_offset"`
+	Lines       []json.RawMessage `json:"lines"`
+}
+
+// TaskOp is what a TaskEvent does to a task.
+type TaskOp string
+
+// Task operations.
+const (
+	TaskCreated TaskOp = "created"
+	TaskUpdated TaskOp = "updated"
+	TaskDeleted TaskOp = "deleted"
+)
+
+// Task is the state of a task card.
+type Task struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Status    string    `json:"status"`
+	Priority  string    `json:"priority"`
+	Assignee  string    `json:"assignee,omitempty"`
+	Tags      []string  `json:"tags,omitempty"`
+	DependsOn []string  `json:"depends_on,omitempty"`
+	Notes     string    `json:"notes,omitempty"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
+	Path      string    `json:"path"`
+}
+
+// TaskEvent is one mutation of a repo's task log.
+//
+// Subject TaskSubject(repo) on TasksStream, published with the expected last
+// subject sequence so writers on different edges serialise. Its publishers
+// are the indexer (card files changed) and the edges (MCP task tools); its
+// subscribers are the edges, which materialise the board, and ingest, which
+// writes MCP-made changes back into card files.
+type TaskEvent struct {
+	Repo   string `json:"repo"`
+	Op     TaskOp `json:"op"`
+	Task   Task   `json:"task"`
+	Actor  string `json:"actor,omitempty"`
+	Source string `json:"source,omitempty"`
+}
+
+// Heading is a markdown heading and the lines its section spans (1-indexed,
+// inclusive: from the heading to the line before the next heading of the
+// same or a higher level, or the end of the file).
+type Heading struct {
+	Level     int    `json:"level"`
+	Text      string `json:"text"`
+	Slug      string `json:"slug"`
+	Line      int    `json:"line"`
+	EndLine   int    `json:"end_line"`
+	ParentIdx int    `json:"parent,omitempty"`
+}
+
+// Link is a reference from a document: a markdown link or an @doc reference.
+type Link struct {
+	Target string `json:"target"`
+	Anchor string `json:"anchor,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Line   int    `json:"line"`
+	Kind   string `json:"kind"`
+}
+
+// Chunk is a piece of a document that search scores on its own.
+type Chunk struct {
+	StartLine   int      `json:"start"`
+	EndLine     int      `json:"end"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+	Tokens      int      `json:"tokens"`
+}
+
+// Skip records why a file is known but not indexed.
+type Skip struct {
+	Reason SkipReason `json:"reason"`
+	Detail string     `json:"detail,omitempty"`
+}
+
+// DocKind classifies a DocRecord.
+type DocKind string
+
+// Document kinds.
+const (
+	DocMarkdown DocKind = "markdown"
+	DocCode     DocKind = "code"
+	DocText     DocKind = "text"
+	DocCard     DocKind = "card"
+)
+
+// DocRecord is what the indexer derives from one file: the unit edges
+// materialise and search.
+//
+// Stored in the KV bucket DocsBucket under DocKey(repo, path). Its publisher
+// is the indexer, writing with compare-and-set so that a record built from
+// an older ingest message (SourceSeq) never replaces a newer one; its
+// subscribers are the edges, which watch the bucket.
+//
+// A record is one of three states: indexed (Content or Blob set), deleted
+// (Deleted, a tombstone kept for ordering) or skipped (Skip set).
+type DocRecord struct {
+	Repo        string         `json:"repo"`
+	Path        string         `json:"path"`
+	SHA256      string         `json:"sha256,omitempty"`
+	Size        int64          `json:"size"`
+	ModTime     time.Time      `json:"mtime"`
+	SourceSeq   uint64         `json:"source_seq"`
+	Kind        DocKind        `json:"doc_kind,omitempty"`
+	Language    string         `json:"language,omitempty"`
+	Tokens      int            `json:"tokens"`
+	Lines       int            `json:"lines"`
+	Title       string         `json:"title,omitempty"`
+	Headings    []Heading      `json:"headings,omitempty"`
+	Links       []Link         `json:"links,omitempty"`
+	Frontmatter map[string]any `json:"frontmatter,omitempty"`
+	Chunks      []Chunk        `json:"chunks,omitempty"`
+	Warnings    []string       `json:"warnings,omitempty"`
+	Content     string         `json:"content,omitempty"`
+	Blob        string         `json:"blob,omitempty"`
+	Deleted     bool           `json:"deleted,omitempty"`
+	Skip        *Skip          `json:"skip,omitempty"`
+	IndexedAt   time.Time      `json:"indexed_at"`
+}
+
+// EventKind implements Event.
+func (FileUpserted) EventKind() Kind { return KindFileUpserted }
+
+// EventKind implements Event.
+func (FileDeleted) EventKind() Kind { return KindFileDeleted }
+
+// EventKind implements Event.
+func (FileSkipped) EventKind() Kind { return KindFileSkipped }
+
+// EventKind implements Event.
+func (TranscriptBatch) EventKind() Kind { return KindTranscriptBatch }
+
+// EventKind implements Event.
+func (TaskEvent) EventKind() Kind { return KindTask }
+
+// EventKind implements Event.
+func (DocRecord) EventKind() Kind { return KindDocRecord }
