@@ -1,0 +1,201 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+func fileEvent(i int) events.FileDeleted {
+	return events.FileDeleted{Repo: "r", Path: fmt.Sprintf("f%d.md", i), PrevMod: time.Unix(int64(i), 0)}
+}
+
+func publish(t *testing.T, conn *bus.Conn, i int) {
+	t.Helper()
+	ev := fileEvent(i)
+	if _, err := bus.PublishEvent(context.Background(), conn.JS, events.FileSubject("r"), events.FileDeletedMsgID(ev.Repo, ev.Path, "", ev.PrevMod), ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProvisionIsIdempotent(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx := context.Background()
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{})); err != nil {
+		t.Fatalf("second provision: %v", err)
+	}
+	s, err := conn.JS.Stream(ctx, events.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := s.Info(ctx)
+	if info.Config.Retention != jetstream.WorkQueuePolicy || info.Config.Discard != jetstream.DiscardNew || info.Config.Duplicates < bus.PublishRetryHorizon {
+		t.Fatalf("ingest stream config: %+v", info.Config)
+	}
+}
+
+func TestDuplicatePublishStoredOnce(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	publish(t, conn, 1)
+	publish(t, conn, 1)
+	publish(t, conn, 2)
+	s, _ := conn.JS.Stream(context.Background(), events.IngestStream)
+	info, _ := s.Info(context.Background())
+	if info.State.Msgs != 2 {
+		t.Fatalf("stored %d messages, want 2 (a republish with the same id is a duplicate)", info.State.Msgs)
+	}
+}
+
+func runWorker(t *testing.T, conn *bus.Conn, h bus.Handler) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := bus.NewWorker(conn, bus.WorkerConfig{
+		Stream: events.IngestStream, Consumer: events.IndexerConsumer, MaxDeliver: 3,
+		RetryDelay: func(uint64) time.Duration { return time.Millisecond },
+	}, h)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func deadLetters(t *testing.T, conn *bus.Conn) []*jetstream.RawStreamMsg {
+	ctx := context.Background()
+	s, err := conn.JS.Stream(ctx, events.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := s.Info(ctx)
+	var out []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func pending(t *testing.T, conn *bus.Conn) uint64 {
+	s, _ := conn.JS.Stream(context.Background(), events.IngestStream)
+	info, _ := s.Info(context.Background())
+	return info.State.Msgs
+}
+
+func TestWorkerAcksSuccess(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{MaxDeliver: 3})
+	var mu sync.Mutex
+	seen := map[string]uint64{}
+	stop := runWorker(t, conn, func(ctx context.Context, env events.Envelope) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[env.Event.(events.FileDeleted).Path] = env.StreamSeq
+		return nil
+	})
+	defer stop()
+	for i := range 50 {
+		publish(t, conn, i)
+	}
+	bustest.Eventually(t, 10*time.Second, "all acked", func() bool { return pending(t, conn) == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 50 {
+		t.Fatalf("handled %d distinct events, want 50", len(seen))
+	}
+}
+
+func TestWorkerRetriesThenDeadLetters(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{MaxDeliver: 3})
+	var attempts atomic.Int32
+	stop := runWorker(t, conn, func(ctx context.Context, env events.Envelope) error {
+		attempts.Add(1)
+		if env.Event.(events.FileDeleted).Path == "f1.md" {
+			return errors.New("disk on fire")
+		}
+		return nil
+	})
+	defer stop()
+	publish(t, conn, 1)
+	publish(t, conn, 2)
+	bustest.Eventually(t, 10*time.Second, "queue empty", func() bool { return pending(t, conn) == 0 })
+	dl := deadLetters(t, conn)
+	if len(dl) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dl))
+	}
+	if got := dl[0].Header.Get(events.HeaderDeadError); got != "disk on fire" {
+		t.Fatalf("dead letter error header %q", got)
+	}
+	if got := dl[0].Header.Get(events.HeaderDeadDeliver); got != "3" {
+		t.Fatalf("dead letter after %s deliveries, want 3", got)
+	}
+	if n := attempts.Load(); n != 4 {
+		t.Fatalf("%d handler calls, want 3 for the failing event and 1 for the good one", n)
+	}
+}
+
+func TestUndecodableEventDeadLettersAtOnce(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{MaxDeliver: 3})
+	var calls atomic.Int32
+	stop := runWorker(t, conn, func(ctx context.Context, env events.Envelope) error {
+		calls.Add(1)
+		return nil
+	})
+	defer stop()
+	m := nats.NewMsg(events.FileSubject("r"))
+	m.Data = []byte(`{"v":"9.0","kind":"file.deleted","data":{}}`)
+	m.Header.Set(jetstream.MsgIDHeader, "bad-1")
+	if _, err := conn.JS.PublishMsg(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, 10*time.Second, "dead letter", func() bool { return len(deadLetters(t, conn)) == 1 })
+	dl := deadLetters(t, conn)[0]
+	if dl.Header.Get(events.HeaderDeadDeliver) != "1" {
+		t.Fatalf("an event no retry can fix must be dead-lettered on first delivery; got after %s", dl.Header.Get(events.HeaderDeadDeliver))
+	}
+	if seq, _ := strconv.Atoi(dl.Header.Get(events.HeaderDeadSeq)); seq != 1 {
+		t.Fatalf("dead letter names source seq %d", seq)
+	}
+	if calls.Load() != 0 {
+		t.Fatal("handler must not see an undecodable event")
+	}
+}
+
+func TestDrainFinishesInFlight(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{MaxDeliver: 3})
+	started := make(chan struct{})
+	release := make(chan struct{})
+	var done atomic.Bool
+	stop := runWorker(t, conn, func(ctx context.Context, env events.Envelope) error {
+		close(started)
+		<-release
+		done.Store(true)
+		return nil
+	})
+	publish(t, conn, 1)
+	<-started
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	close(release)
+	<-stopped
+	if !done.Load() {
+		t.Fatal("Run returned before the in-flight handler finished")
+	}
+	if pending(t, conn) != 0 {
+		t.Fatal("the in-flight message was not acked before Run returned")
+	}
+}

@@ -1,0 +1,50 @@
+// Package bustest starts a real embedded nats-server with JetStream on a
+// test's temp dir and provisions CueDeck's topology, for tests of any role.
+package bustest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+)
+
+// Start returns a connection to a fresh provisioned JetStream server; both
+// are shut down when the test ends.
+func Start(t testing.TB, s bus.Settings) (*bus.Conn, *bus.Embedded) {
+	t.Helper()
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s)); err != nil {
+		t.Fatal(err)
+	}
+	return conn, srv
+}
+
+// Eventually polls cond until it holds or the deadline passes; tests wait
+// for effects with it instead of sleeping.
+func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, within)
+		}
+		time.Sleep(tick)
+		if tick < 50*time.Millisecond {
+			tick *= 2
+		}
+	}
+}

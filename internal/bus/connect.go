@@ -1,0 +1,99 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+type urlType = url.URL
+
+func parseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("want scheme://host:port, e.g. nats-leaf://team.example:7422")
+	}
+	return u, nil
+}
+
+// Conn is a NATS connection with its JetStream context.
+type Conn struct {
+	NC     *nats.Conn
+	JS     jetstream.JetStream
+	closed chan struct{}
+}
+
+// ConnectOptions tune Connect.
+type ConnectOptions struct {
+	// Name identifies the client in server monitoring, e.g. "cue-indexer".
+	Name string
+	// Credentials is an optional .creds file; Token an optional auth token.
+	Credentials string
+	Token       string
+	Logger      *slog.Logger
+}
+
+// Connect dials url (a comma-separated list for a cluster) and reconnects
+// forever: a role outlives a server restart or a leader election.
+func Connect(ctx context.Context, url string, o ConnectOptions) (*Conn, error) {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	closed := make(chan struct{})
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(false),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				logger.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			logger.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
+		}),
+	}
+	if o.Credentials != "" {
+		opts = append(opts, nats.UserCredentials(o.Credentials))
+	}
+	if o.Token != "" {
+		opts = append(opts, nats.Token(o.Token))
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		opts = append(opts, nats.Timeout(time.Until(deadline)))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: connect to %s: %w (is the NATS server running? `cue up` starts one for this workspace)", url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	return &Conn{NC: nc, JS: js, closed: closed}, nil
+}
+
+// Close drains the connection: pending publishes are flushed and
+// subscriptions finish their in-flight messages before it closes.
+func (c *Conn) Close() {
+	if c == nil || c.NC == nil {
+		return
+	}
+	if err := c.NC.Drain(); err != nil {
+		c.NC.Close()
+	}
+	// Drain is bounded by the connection's drain timeout (30 s by default).
+	<-c.closed
+}

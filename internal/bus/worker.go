@@ -1,0 +1,258 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Handler handles one event. Returning nil acks the message, so a handler
+// returns only once its effect is durable. A handler must be idempotent: a
+// message may be delivered again after a crash or an ack that was lost.
+type Handler func(ctx context.Context, env events.Envelope) error
+
+// Middleware wraps a Handler.
+type Middleware func(Handler) Handler
+
+// ErrPermanent marks a failure that no retry can fix (an event that does not
+// decode, a repo name that is not valid). Such a message is dead-lettered at
+// once instead of being redelivered.
+var ErrPermanent = errors.New("permanent failure")
+
+// Permanent wraps err so that errors.Is(err, ErrPermanent) holds.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrPermanent, err)
+}
+
+// Recoverer turns a handler panic into an error, so one poisonous event
+// costs a redelivery and then a dead letter, not the whole process.
+func Recoverer(next Handler) Handler {
+	return func(ctx context.Context, env events.Envelope) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("handler panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		return next(ctx, env)
+	}
+}
+
+// WorkerConfig describes a worker pool on a durable consumer.
+type WorkerConfig struct {
+	Stream   string
+	Consumer string
+	// Concurrency is how many messages are handled at once; default 4.
+	Concurrency int
+	// MaxDeliver must match the consumer's; the last delivery that fails is
+	// dead-lettered. Default 5.
+	MaxDeliver int
+	// RetryDelay is the redelivery delay after the n-th failed delivery;
+	// default grows from 1 s to 30 s.
+	RetryDelay func(delivered uint64) time.Duration
+	Logger     *slog.Logger
+}
+
+func (c *WorkerConfig) setDefaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 4
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 5
+	}
+	if c.RetryDelay == nil {
+		c.RetryDelay = func(n uint64) time.Duration {
+			d := time.Second << min(n, 5)
+			return min(d, 30*time.Second)
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Worker runs a Handler on a durable pull consumer.
+type Worker struct {
+	js      jetstream.JetStream
+	nc      *nats.Conn
+	cfg     WorkerConfig
+	handler Handler
+}
+
+// NewWorker builds a worker; middleware wraps the handler outermost first.
+func NewWorker(conn *Conn, cfg WorkerConfig, h Handler, mw ...Middleware) *Worker {
+	cfg.setDefaults()
+	h = Recoverer(h)
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return &Worker{js: conn.JS, nc: conn.NC, cfg: cfg, handler: h}
+}
+
+// Run consumes until ctx is cancelled, then drains: no new messages are
+// taken, and Run returns once every message in hand is handled and acked.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.Consumer(ctx, w.cfg.Stream, w.cfg.Consumer)
+	if err != nil {
+		return fmt.Errorf("bus: consumer %s on %s: %w", w.cfg.Consumer, w.cfg.Stream, err)
+	}
+	// Messages that exhausted MaxDeliver without a handler ever failing
+	// them (the process died while holding them) are reported by the
+	// server's advisory; they are dead-lettered from there.
+	advisory := fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", w.cfg.Stream, w.cfg.Consumer)
+	sub, err := w.nc.Subscribe(advisory, func(m *nats.Msg) { w.deadLetterFromAdvisory(m.Data) })
+	if err != nil {
+		return fmt.Errorf("bus: subscribe %s: %w", advisory, err)
+	}
+	defer sub.Unsubscribe()
+
+	// Handlers run in their own context: cancelling Run stops intake, but a
+	// handler in the middle of a write finishes it and acks.
+	handlerCtx := context.WithoutCancel(ctx)
+	sem := make(chan struct{}, w.cfg.Concurrency)
+	var inflight sync.WaitGroup
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		sem <- struct{}{}
+		inflight.Add(1)
+		go func() {
+			defer func() { <-sem; inflight.Done() }()
+			w.handle(handlerCtx, msg)
+		}()
+	},
+		jetstream.PullMaxMessages(2*w.cfg.Concurrency),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+				w.cfg.Logger.Debug("consume", "consumer", w.cfg.Consumer, "err", err)
+			}
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("bus: consume %s: %w", w.cfg.Consumer, err)
+	}
+	<-ctx.Done()
+	cc.Drain()
+	<-cc.Closed()
+	inflight.Wait()
+	return nil
+}
+
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		w.cfg.Logger.Error("message without metadata", "subject", msg.Subject(), "err", err)
+		_ = msg.Term()
+		return
+	}
+	env := events.Envelope{
+		Subject:   msg.Subject(),
+		MsgID:     msg.Headers().Get(jetstream.MsgIDHeader),
+		StreamSeq: meta.Sequence.Stream,
+		Delivered: meta.NumDelivered,
+		Published: meta.Timestamp,
+	}
+	log := w.cfg.Logger.With("subject", env.Subject, "stream_seq", env.StreamSeq, "delivered", env.Delivered)
+	ev, err := events.Decode(msg.Data())
+	if err == nil {
+		env.Event = ev
+		err = w.handler(ctx, env)
+	} else {
+		err = Permanent(err)
+	}
+	if err == nil {
+		if aerr := msg.Ack(); aerr != nil {
+			// The effect is durable and the handler idempotent: a
+			// redelivery after a lost ack changes nothing.
+			log.Warn("ack failed; message will be redelivered", "err", aerr)
+		}
+		return
+	}
+	if errors.Is(err, ErrPermanent) || int(env.Delivered) >= w.cfg.MaxDeliver {
+		log.Error("giving up on event", "err", err)
+		if derr := w.deadLetter(ctx, msg.Subject(), msg.Headers(), msg.Data(), env.StreamSeq, env.Delivered, err); derr != nil {
+			// Without a dead letter written, leave the message to be
+			// redelivered rather than lose it.
+			log.Error("dead-letter publish failed; leaving message for redelivery", "err", derr)
+			_ = msg.NakWithDelay(w.cfg.RetryDelay(env.Delivered))
+			return
+		}
+		_ = msg.Term()
+		return
+	}
+	delay := w.cfg.RetryDelay(env.Delivered)
+	log.Warn("event failed; will retry", "err", err, "retry_in", delay)
+	_ = msg.NakWithDelay(delay)
+}
+
+// deadLetter publishes a copy of a failed message to the dead-letter stream.
+// Its message id is derived from the source stream and sequence, so the
+// handler path and the advisory path never write the same letter twice.
+func (w *Worker) deadLetter(ctx context.Context, subject string, hdr nats.Header, data []byte, seq, delivered uint64, cause error) error {
+	out := nats.NewMsg(events.SubjectDeadLetterPrefix + w.cfg.Stream + "." + w.cfg.Consumer)
+	out.Data = data
+	if kind := hdr.Get(events.HeaderKind); kind != "" {
+		out.Header.Set(events.HeaderKind, kind)
+	}
+	msg := cause.Error()
+	if len(msg) > 2048 {
+		msg = msg[:2048] + "…"
+	}
+	out.Header.Set(events.HeaderDeadError, msg)
+	out.Header.Set(events.HeaderDeadStream, w.cfg.Stream)
+	out.Header.Set(events.HeaderDeadConsumer, w.cfg.Consumer)
+	out.Header.Set(events.HeaderDeadSubject, subject)
+	out.Header.Set(events.HeaderDeadSeq, strconv.FormatUint(seq, 10))
+	out.Header.Set(events.HeaderDeadDeliver, strconv.FormatUint(delivered, 10))
+	out.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("dead/%s/%d", w.cfg.Stream, seq))
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := w.js.PublishMsg(pctx, out)
+	return err
+}
+
+type maxDeliveriesAdvisory struct {
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+func (w *Worker) deadLetterFromAdvisory(data []byte) {
+	var adv maxDeliveriesAdvisory
+	if err := json.Unmarshal(data, &adv); err != nil || adv.StreamSeq == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := w.js.Stream(ctx, w.cfg.Stream)
+	if err != nil {
+		return
+	}
+	raw, err := stream.GetMsg(ctx, adv.StreamSeq)
+	if err != nil {
+		// Already gone: a handler dead-lettered and termed it.
+		return
+	}
+	cause := fmt.Errorf("no worker acknowledged it in %d deliveries (each worker holding it stopped or timed out)", adv.Deliveries)
+	if err := w.deadLetter(ctx, raw.Subject, raw.Header, raw.Data, adv.StreamSeq, adv.Deliveries, cause); err != nil {
+		w.cfg.Logger.Error("dead-letter from advisory failed", "stream_seq", adv.StreamSeq, "err", err)
+		return
+	}
+	// A work-queue stream keeps an unacked message forever; the letter now
+	// holds it, so remove it from the queue.
+	if err := stream.DeleteMsg(ctx, adv.StreamSeq); err != nil {
+		w.cfg.Logger.Warn("delete dead-lettered message", "stream_seq", adv.StreamSeq, "err", err)
+	}
+}
