@@ -1,0 +1,50 @@
+# CueDeck — make targets. `make help` lists them.
+
+GO        ?= go
+BIN       := bin
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/cuedeck/cuedeck/internal/version.Version=$(VERSION)
+ROLES     := cue ingest indexer extractor mcp-edge
+IMAGE_TAG ?= dev
+export CGO_ENABLED ?= 0
+
+.PHONY: help build run test e2e bench lint images clean
+
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+
+build: ## Build static binaries of every role into bin/.
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+run: build ## Run the embedded single node on this repository until Ctrl-C.
+	./$(BIN)/cue up --workspace .
+
+test: ## Vet, check formatting, and run the tests with the race detector.
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	CGO_ENABLED=1 $(GO) test -race -timeout 9m ./...
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./... > /dev/null
+
+e2e: images ## Build the images and run the container tests (Docker required).
+	cd e2e && TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 60m ./...
+
+bench: ## Run the benchmarks (save to find latency and more).
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: ## go vet and gofmt.
+	$(GO) vet ./... && cd e2e && $(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
+
+images: build ## Build FROM-scratch images of the roles and of nats-server.
+	$(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
+	@for role in ingest indexer mcp-edge cue; do \
+		docker build -q -f deployments/images/Dockerfile.role --build-arg BIN=$$role -t cuedeck/$$role:$(IMAGE_TAG) $(BIN) >/dev/null || exit 1; \
+		echo "built cuedeck/$$role:$(IMAGE_TAG)"; \
+	done
+	docker build -q -f deployments/images/Dockerfile.nats -t cuedeck/nats:$(IMAGE_TAG) $(BIN) >/dev/null
+	@echo "built cuedeck/nats:$(IMAGE_TAG)"
+
+clean: ## Remove build output and this workspace's cache.
+	rm -rf $(BIN) .cuedeck/.cache

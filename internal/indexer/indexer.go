@@ -1,0 +1,220 @@
+// Package indexer is the indexer role: workers on the durable consumer of
+// file events that turn each event into a DocRecord (parsed headings,
+// links, frontmatter, chunks, token counts) and write it into the cue_docs
+// bucket with compare-and-set on the ingest sequence, so a redelivered or
+// out-of-order event never overwrites a newer record.
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/docparse"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Config tunes the indexer.
+type Config struct {
+	// Concurrency is how many files are indexed at once; default 4.
+	Concurrency int
+	// MaxDeliver must match the consumer's MaxDeliver (bus.Settings).
+	MaxDeliver int
+	// MaxRecordBytes bounds an encoded DocRecord, below the server's max
+	// payload (1 MiB by default in a cluster). Default 900 KiB.
+	MaxRecordBytes int
+}
+
+func (c *Config) setDefaults() {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 4
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 5
+	}
+	if c.MaxRecordBytes <= 0 {
+		c.MaxRecordBytes = 900 << 10
+	}
+}
+
+// Service is the indexer role.
+type Service struct {
+	conn   *bus.Conn
+	cfg    Config
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// New builds an indexer on conn; the topology must be provisioned.
+func New(conn *bus.Conn, cfg Config, logger *slog.Logger) *Service {
+	cfg.setDefaults()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{conn: conn, cfg: cfg, logger: logger.With("role", "indexer"), now: time.Now}
+}
+
+// Run indexes until ctx is cancelled, then drains its consumer.
+func (s *Service) Run(ctx context.Context) error {
+	w := bus.NewWorker(s.conn, bus.WorkerConfig{
+		Stream:      events.IngestStream,
+		Consumer:    events.IndexerConsumer,
+		Concurrency: s.cfg.Concurrency,
+		MaxDeliver:  s.cfg.MaxDeliver,
+		Logger:      s.logger,
+	}, s.Handle)
+	return w.Run(ctx)
+}
+
+// Handle indexes one file event. It is idempotent: the record it writes is
+// a function of the event and its stream sequence.
+func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
+	var rec events.DocRecord
+	switch ev := env.Event.(type) {
+	case events.FileUpserted:
+		content := ev.Content
+		if ev.Blob != "" {
+			b, err := s.blob(ctx, ev.Blob)
+			if err != nil {
+				return err
+			}
+			content = string(b)
+		}
+		rec = docparse.Build(ev.Repo, ev.Path, content)
+		rec.SHA256, rec.Size, rec.ModTime = ev.SHA256, ev.Size, ev.ModTime
+		if ev.UTF8Repaired {
+			rec.Warnings = append(rec.Warnings, "invalid UTF-8 replaced with U+FFFD")
+		}
+		if ev.Blob != "" {
+			rec.Blob = ev.Blob
+		} else {
+			rec.Content = content
+		}
+	case events.FileDeleted:
+		rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Deleted: true}
+	case events.FileSkipped:
+		rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Size: ev.Size, ModTime: ev.ModTime,
+			Skip: &events.Skip{Reason: ev.Reason, Detail: ev.Detail}}
+	default:
+		return bus.Permanent(fmt.Errorf("indexer: unexpected %s event on %s", env.Event.EventKind(), env.Subject))
+	}
+	rec.SourceSeq = env.StreamSeq
+	rec.IndexedAt = s.now().UTC()
+	data, err := s.encode(ctx, &rec)
+	if err != nil {
+		return err
+	}
+	applied, err := s.write(ctx, events.DocKey(rec.Repo, rec.Path), rec.SourceSeq, data)
+	if err != nil {
+		return err
+	}
+	s.logger.Debug("indexed", "repo", rec.Repo, "path", rec.Path, "stream_seq", rec.SourceSeq, "applied", applied)
+	return nil
+}
+
+func (s *Service) blob(ctx context.Context, name string) ([]byte, error) {
+	obs, err := s.conn.JS.ObjectStore(ctx, events.BlobsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("indexer: object store: %w", err)
+	}
+	b, err := obs.GetBytes(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		// Ingest stores the blob before publishing the event, so a missing
+		// blob was removed since: no retry brings it back.
+		return nil, bus.Permanent(fmt.Errorf("indexer: blob %s is missing from %s", name, events.BlobsBucket))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("indexer: get blob %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// encode fits rec under MaxRecordBytes: inline content moves to the object
+// store first; a record still too large loses its chunk and link detail,
+// with a warning saying so.
+func (s *Service) encode(ctx context.Context, rec *events.DocRecord) ([]byte, error) {
+	data, err := events.Encode(*rec)
+	if err != nil {
+		return nil, bus.Permanent(err)
+	}
+	if len(data) <= s.cfg.MaxRecordBytes {
+		return data, nil
+	}
+	if rec.Content != "" {
+		obs, err := s.conn.JS.ObjectStore(ctx, events.BlobsBucket)
+		if err != nil {
+			return nil, fmt.Errorf("indexer: object store: %w", err)
+		}
+		name := events.SHA256Hex([]byte(rec.Content))
+		if _, err := obs.GetInfo(ctx, name); err != nil {
+			if _, err := obs.PutBytes(ctx, name, []byte(rec.Content)); err != nil {
+				return nil, fmt.Errorf("indexer: put blob: %w", err)
+			}
+		}
+		rec.Blob, rec.Content = name, ""
+		if data, err = events.Encode(*rec); err != nil {
+			return nil, bus.Permanent(err)
+		}
+		if len(data) <= s.cfg.MaxRecordBytes {
+			return data, nil
+		}
+	}
+	rec.Warnings = append(rec.Warnings, fmt.Sprintf("record trimmed: %d links and %d chunks dropped to fit %d bytes", len(rec.Links), len(rec.Chunks), s.cfg.MaxRecordBytes))
+	rec.Links, rec.Chunks, rec.Frontmatter = nil, nil, nil
+	if len(rec.Headings) > 1000 {
+		rec.Headings = rec.Headings[:1000]
+	}
+	if data, err = events.Encode(*rec); err != nil {
+		return nil, bus.Permanent(err)
+	}
+	return data, nil
+}
+
+// write stores data under key unless the stored record was built from the
+// same or a later ingest sequence. It retries compare-and-set conflicts
+// (another worker wrote the key in between) until one side wins.
+func (s *Service) write(ctx context.Context, key string, seq uint64, data []byte) (applied bool, err error) {
+	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return false, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
+	}
+	for attempt := 0; attempt < 100; attempt++ {
+		entry, err := kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+			var rev uint64
+			if entry != nil {
+				rev = entry.Revision()
+			}
+			if rev == 0 {
+				_, err = kv.Create(ctx, key, data)
+			} else {
+				_, err = kv.Update(ctx, key, data, rev)
+			}
+		case err != nil:
+			return false, fmt.Errorf("indexer: get %s: %w", key, err)
+		default:
+			stored, derr := events.DecodeDocRecord(entry.Value())
+			if derr != nil && errors.Is(derr, events.ErrUnsupportedVersion) {
+				return false, bus.Permanent(fmt.Errorf("indexer: %s was written by a newer release (%v); upgrade this indexer", key, derr))
+			}
+			if derr == nil && stored.SourceSeq >= seq {
+				return false, nil // a newer (or this very) event already won
+			}
+			_, err = kv.Update(ctx, key, data, entry.Revision())
+		}
+		if err == nil {
+			return true, nil
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		return false, fmt.Errorf("indexer: write %s: %w", key, err)
+	}
+	return false, fmt.Errorf("indexer: write %s: too many concurrent writers", key)
+}

@@ -1,0 +1,180 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+func upsert(path, content string) events.FileUpserted {
+	return events.FileUpserted{Repo: "r", Path: path, SHA256: events.SHA256Hex([]byte(content)), Size: int64(len(content)), ModTime: time.Unix(1, 0), Content: content}
+}
+
+func stored(t *testing.T, conn *bus.Conn, path string) (events.DocRecord, bool) {
+	t.Helper()
+	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), events.DocKey("r", path))
+	if err != nil {
+		return events.DocRecord{}, false
+	}
+	rec, err := events.DecodeDocRecord(e.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, true
+}
+
+func TestUpsertWritesParsedRecord(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	md := "---\ntitle: Auth\n---\n# Login\ntext\n## Tokens\nmore\n"
+	if err := s.Handle(context.Background(), events.Envelope{StreamSeq: 3, Event: upsert("docs/auth.md", md)}); err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := stored(t, conn, "docs/auth.md")
+	if !ok {
+		t.Fatal("no record written")
+	}
+	if rec.SourceSeq != 3 || rec.SHA256 != events.SHA256Hex([]byte(md)) || rec.Content != md {
+		t.Fatalf("record identity: %+v", rec)
+	}
+	if len(rec.Headings) != 2 || rec.Headings[0].Text != "Login" || rec.Headings[1].Line != 6 {
+		t.Fatalf("headings: %+v", rec.Headings)
+	}
+	if rec.Title != "Auth" || rec.Tokens == 0 || rec.Kind != events.DocMarkdown {
+		t.Fatalf("derived fields: title %q tokens %d kind %s", rec.Title, rec.Tokens, rec.Kind)
+	}
+}
+
+func TestOlderEventNeverOverwritesNewer(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	ctx := context.Background()
+	s.Handle(ctx, events.Envelope{StreamSeq: 10, Event: upsert("a.md", "# New\n")})
+	// A redelivery of an older event, delivered late.
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 4, Event: upsert("a.md", "# Old\n")}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := stored(t, conn, "a.md")
+	if rec.Content != "# New\n" || rec.SourceSeq != 10 {
+		t.Fatalf("older event overwrote newer: %+v", rec)
+	}
+	// The same event again is a no-op too.
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 10, Event: upsert("a.md", "# New\n")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeleteLeavesTombstoneThatBlocksLateUpsert(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	ctx := context.Background()
+	s.Handle(ctx, events.Envelope{StreamSeq: 1, Event: upsert("a.md", "# A\n")})
+	s.Handle(ctx, events.Envelope{StreamSeq: 5, Event: events.FileDeleted{Repo: "r", Path: "a.md"}})
+	s.Handle(ctx, events.Envelope{StreamSeq: 2, Event: upsert("a.md", "# A2\n")})
+	rec, _ := stored(t, conn, "a.md")
+	if !rec.Deleted || rec.SourceSeq != 5 {
+		t.Fatalf("late upsert revived a deleted file: %+v", rec)
+	}
+	s.Handle(ctx, events.Envelope{StreamSeq: 7, Event: upsert("a.md", "# Back\n")})
+	if rec, _ := stored(t, conn, "a.md"); rec.Deleted || rec.Content != "# Back\n" {
+		t.Fatalf("re-created file: %+v", rec)
+	}
+}
+
+func TestSkipIsRecorded(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	s.Handle(context.Background(), events.Envelope{StreamSeq: 1, Event: events.FileSkipped{Repo: "r", Path: "big.bin", Size: 50 << 20, Reason: events.SkipTooLarge, Detail: "52428800 bytes > 8388608"}})
+	rec, _ := stored(t, conn, "big.bin")
+	if rec.Skip == nil || rec.Skip.Reason != events.SkipTooLarge {
+		t.Fatalf("skip not recorded: %+v", rec)
+	}
+}
+
+func TestConcurrentWritersHighestSequenceWins(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	var wg sync.WaitGroup
+	for seq := 1; seq <= 40; seq++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Handle(context.Background(), events.Envelope{StreamSeq: uint64(seq), Event: upsert("hot.md", fmt.Sprintf("# v%d\n", seq))}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if rec, _ := stored(t, conn, "hot.md"); rec.SourceSeq != 40 || rec.Content != "# v40\n" {
+		t.Fatalf("after concurrent writes: seq %d content %q", rec.SourceSeq, rec.Content)
+	}
+}
+
+func TestBlobContentAndOversizeRecord(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{MaxRecordBytes: 64 << 10}, nil)
+	ctx := context.Background()
+	big := strings.Repeat("# Section\nsome words here\n", 20000)
+	sha := events.SHA256Hex([]byte(big))
+	obs, _ := conn.JS.ObjectStore(ctx, events.BlobsBucket)
+	if _, err := obs.PutBytes(ctx, sha, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	ev := events.FileUpserted{Repo: "r", Path: "big.md", SHA256: sha, Size: int64(len(big)), Blob: sha}
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 1, Event: ev}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := stored(t, conn, "big.md")
+	if rec.Blob != sha || rec.Content != "" || len(rec.Headings) == 0 {
+		t.Fatalf("blob record: blob %q content %d headings %d", rec.Blob, len(rec.Content), len(rec.Headings))
+	}
+	if len(rec.Warnings) == 0 || !strings.Contains(strings.Join(rec.Warnings, ";"), "trimmed") {
+		t.Fatalf("an oversize record must say it was trimmed: %v", rec.Warnings)
+	}
+
+	missing := ev
+	missing.Path, missing.Blob, missing.SHA256 = "gone.md", strings.Repeat("0", 64), strings.Repeat("0", 64)
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 2, Event: missing}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("missing blob: %v", err)
+	}
+}
+
+func TestRunIndexesPublishedEvents(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(conn, Config{}, nil).Run(ctx) }()
+	for i := range 20 {
+		ev := upsert(fmt.Sprintf("d%d.md", i), fmt.Sprintf("# Doc %d\n", i))
+		if _, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), events.FileUpsertedMsgID(ev.Repo, ev.Path, ev.SHA256, ev.ModTime), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bustest.Eventually(t, 10*time.Second, "20 records", func() bool {
+		_, ok := stored(t, conn, "d19.md")
+		if !ok {
+			return false
+		}
+		for i := range 20 {
+			if _, ok := stored(t, conn, fmt.Sprintf("d%d.md", i)); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

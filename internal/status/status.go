@@ -1,0 +1,225 @@
+// Package status reads what the pipeline holds, from JetStream alone: what
+// is indexed, skipped and warned about per repo, how far the workers lag,
+// and which events were dead-lettered. `cue status` and `cue doctor` print
+// it; it works against the embedded server and a team cluster alike.
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Report is the state of the pipeline.
+type Report struct {
+	Repos       []RepoReport   `json:"repos"`
+	Consumers   []ConsumerLag  `json:"consumers"`
+	IngestQueue uint64         `json:"ingest_queue"`
+	DeadLetters uint64         `json:"dead_letters"`
+	RecentDead  []DeadLetter   `json:"recent_dead,omitempty"`
+	Undecodable []string       `json:"undecodable_records,omitempty"`
+	CollectedAt time.Time      `json:"collected_at"`
+	Extra       map[string]any `json:"extra,omitempty"`
+}
+
+// RepoReport counts one repo's documents.
+type RepoReport struct {
+	Repo     string         `json:"repo"`
+	Indexed  int            `json:"indexed"`
+	Deleted  int            `json:"deleted"`
+	ByKind   map[string]int `json:"by_kind"`
+	Tokens   int            `json:"tokens"`
+	Skipped  []PathNote     `json:"skipped,omitempty"`
+	Warnings []PathNote     `json:"warnings,omitempty"`
+}
+
+// PathNote is a remark about one file.
+type PathNote struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// ConsumerLag is how far a durable consumer is behind.
+type ConsumerLag struct {
+	Stream      string `json:"stream"`
+	Name        string `json:"name"`
+	Pending     uint64 `json:"pending"`
+	AckPending  int    `json:"ack_pending"`
+	Redelivered int    `json:"redelivered"`
+}
+
+// DeadLetter describes one event a worker gave up on.
+type DeadLetter struct {
+	Seq        uint64    `json:"seq"`
+	Subject    string    `json:"subject"`
+	Consumer   string    `json:"consumer"`
+	SourceSeq  string    `json:"source_seq"`
+	Deliveries string    `json:"deliveries"`
+	Error      string    `json:"error"`
+	At         time.Time `json:"at"`
+}
+
+// Collect reads the report. It needs only read access to the streams,
+// consumers and the docs bucket.
+func Collect(ctx context.Context, js jetstream.JetStream) (Report, error) {
+	r := Report{CollectedAt: time.Now().UTC()}
+	if s, err := js.Stream(ctx, events.IngestStream); err == nil {
+		if info, err := s.Info(ctx); err == nil {
+			r.IngestQueue = info.State.Msgs
+		}
+		lister := s.ListConsumers(ctx)
+		for ci := range lister.Info() {
+			r.Consumers = append(r.Consumers, ConsumerLag{
+				Stream: events.IngestStream, Name: ci.Name, Pending: ci.NumPending,
+				AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered,
+			})
+		}
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return r, fmt.Errorf("status: %w", err)
+	}
+	if err := collectDocs(ctx, js, &r); err != nil {
+		return r, err
+	}
+	if err := collectDead(ctx, js, &r, 10); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func collectDocs(ctx context.Context, js jetstream.JetStream, r *Report) error {
+	kv, err := js.KeyValue(ctx, events.DocsBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("status: watch %s: %w", events.DocsBucket, err)
+	}
+	defer w.Stop()
+	repos := map[string]*RepoReport{}
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e = <-w.Updates():
+		}
+		if e == nil {
+			break // the initial values are all delivered
+		}
+		rec, err := events.DecodeDocRecord(e.Value())
+		if err != nil {
+			r.Undecodable = append(r.Undecodable, e.Key()+": "+err.Error())
+			continue
+		}
+		rr := repos[rec.Repo]
+		if rr == nil {
+			rr = &RepoReport{Repo: rec.Repo, ByKind: map[string]int{}}
+			repos[rec.Repo] = rr
+		}
+		switch {
+		case rec.Deleted:
+			rr.Deleted++
+		case rec.Skip != nil:
+			rr.Skipped = append(rr.Skipped, PathNote{Path: rec.Path, Reason: string(rec.Skip.Reason), Detail: rec.Skip.Detail})
+		default:
+			rr.Indexed++
+			rr.ByKind[string(rec.Kind)]++
+			rr.Tokens += rec.Tokens
+			for _, warn := range rec.Warnings {
+				rr.Warnings = append(rr.Warnings, PathNote{Path: rec.Path, Reason: warn})
+			}
+		}
+	}
+	for _, rr := range repos {
+		sort.Slice(rr.Skipped, func(i, j int) bool { return rr.Skipped[i].Path < rr.Skipped[j].Path })
+		sort.Slice(rr.Warnings, func(i, j int) bool { return rr.Warnings[i].Path < rr.Warnings[j].Path })
+		r.Repos = append(r.Repos, *rr)
+	}
+	sort.Slice(r.Repos, func(i, j int) bool { return r.Repos[i].Repo < r.Repos[j].Repo })
+	return nil
+}
+
+func collectDead(ctx context.Context, js jetstream.JetStream, r *Report, recent int) error {
+	s, err := js.Stream(ctx, events.DeadLetterStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	r.DeadLetters = info.State.Msgs
+	for seq := info.State.LastSeq; seq >= info.State.FirstSeq && seq > 0 && len(r.RecentDead) < recent; seq-- {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			continue
+		}
+		r.RecentDead = append(r.RecentDead, DeadLetter{
+			Seq: m.Sequence, Subject: m.Header.Get(events.HeaderDeadSubject), Consumer: m.Header.Get(events.HeaderDeadConsumer),
+			SourceSeq: m.Header.Get(events.HeaderDeadSeq), Deliveries: m.Header.Get(events.HeaderDeadDeliver),
+			Error: m.Header.Get(events.HeaderDeadError), At: m.Time,
+		})
+	}
+	return nil
+}
+
+// Print writes the report for people.
+func (r Report) Print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(r.Repos) == 0 {
+		fmt.Fprintln(tw, "No documents indexed yet.")
+	}
+	for _, rr := range r.Repos {
+		kinds := make([]string, 0, len(rr.ByKind))
+		for k, n := range rr.ByKind {
+			kinds = append(kinds, k+" "+strconv.Itoa(n))
+		}
+		sort.Strings(kinds)
+		fmt.Fprintf(tw, "repo %s\t%d indexed (%s), %d tokens, %d skipped, %d with warnings\n",
+			rr.Repo, rr.Indexed, strings.Join(kinds, ", "), rr.Tokens, len(rr.Skipped), countPaths(rr.Warnings))
+		for _, s := range rr.Skipped {
+			fmt.Fprintf(tw, "  skipped\t%s\t%s\t%s\n", s.Path, s.Reason, s.Detail)
+		}
+		for _, s := range rr.Warnings {
+			fmt.Fprintf(tw, "  warning\t%s\t%s\n", s.Path, s.Reason)
+		}
+	}
+	fmt.Fprintf(tw, "ingest queue\t%d events waiting\n", r.IngestQueue)
+	for _, c := range r.Consumers {
+		fmt.Fprintf(tw, "consumer %s\t%d pending, %d in flight, %d redelivered\n", c.Name, c.Pending, c.AckPending, c.Redelivered)
+	}
+	fmt.Fprintf(tw, "dead letters\t%d\n", r.DeadLetters)
+	for _, d := range r.RecentDead {
+		fmt.Fprintf(tw, "  dead\t#%d %s (source seq %s, %s deliveries)\t%s\n", d.Seq, d.Subject, d.SourceSeq, d.Deliveries, d.Error)
+	}
+	for _, u := range r.Undecodable {
+		fmt.Fprintf(tw, "  undecodable record\t%s\n", u)
+	}
+	tw.Flush()
+}
+
+func countPaths(notes []PathNote) int {
+	seen := map[string]bool{}
+	for _, n := range notes {
+		seen[n.Path] = true
+	}
+	return len(seen)
+}

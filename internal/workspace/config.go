@@ -1,0 +1,214 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Config is .cuedeck/config.toml. Every field has a useful zero value;
+// SetDefaults fills them and Validate says what is wrong and how to fix it.
+type Config struct {
+	Workspace WorkspaceConfig `toml:"workspace"`
+	Repos     []RepoConfig    `toml:"repos"`
+	Ingest    IngestConfig    `toml:"ingest"`
+	NATS      NATSConfig      `toml:"nats"`
+	MCP       MCPConfig       `toml:"mcp"`
+	Scene     SceneConfig     `toml:"scene"`
+}
+
+// WorkspaceConfig names the workspace's own repository.
+type WorkspaceConfig struct {
+	// Name is the repo name of the workspace root; default: the directory
+	// name made subject-safe.
+	Name string `toml:"name"`
+}
+
+// RepoConfig is a further repository to ingest beside the workspace root.
+type RepoConfig struct {
+	Name string `toml:"name"`
+	// Path is absolute or relative to the workspace root.
+	Path string `toml:"path"`
+}
+
+// IngestConfig tunes what ingest reads.
+type IngestConfig struct {
+	Exclude      []string `toml:"exclude"`
+	MaxFileBytes int64    `toml:"max_file_bytes"`
+	InlineBytes  int64    `toml:"inline_bytes"`
+	Debounce     Duration `toml:"debounce"`
+}
+
+// NATSConfig says which NATS to use.
+type NATSConfig struct {
+	// URL of a NATS cluster; empty runs an embedded server.
+	URL string `toml:"url"`
+	// SyncAlways fsyncs every JetStream write before acking (embedded
+	// server). Default true; a nil pointer means default.
+	SyncAlways *bool `toml:"sync_always"`
+	// Listen is the embedded server's client address; default 127.0.0.1
+	// on a free port.
+	Listen string `toml:"listen"`
+	// LeafRemotes join the embedded server to team clusters.
+	LeafRemotes []string `toml:"leaf_remotes"`
+	Credentials string   `toml:"credentials"`
+}
+
+// MCPConfig configures the daemon's MCP HTTP endpoint.
+type MCPConfig struct {
+	// HTTPAddr to listen on; default 127.0.0.1:0 (a free port, written to
+	// the daemon file). Set "" with HTTPDisabled to turn it off.
+	HTTPAddr     string `toml:"http_addr"`
+	HTTPDisabled bool   `toml:"http_disabled"`
+}
+
+// SceneConfig holds scene defaults.
+type SceneConfig struct {
+	TokenLimit int `toml:"token_limit"`
+}
+
+// Duration is a time.Duration written as "500ms" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("duration %q: use a Go duration such as 500ms or 2s", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// SetDefaults fills unset fields; root is the workspace root.
+func (c *Config) SetDefaults(root string) {
+	if c.Workspace.Name == "" {
+		c.Workspace.Name = events.RepoNameFrom(filepath.Base(root))
+	}
+	if c.Ingest.MaxFileBytes == 0 {
+		c.Ingest.MaxFileBytes = 8 << 20
+	}
+	if c.Ingest.InlineBytes == 0 {
+		c.Ingest.InlineBytes = 256 << 10
+	}
+	if c.Ingest.Debounce.Duration == 0 {
+		c.Ingest.Debounce.Duration = 500 * time.Millisecond
+	}
+	if c.NATS.SyncAlways == nil {
+		on := true
+		c.NATS.SyncAlways = &on
+	}
+	if c.MCP.HTTPAddr == "" && !c.MCP.HTTPDisabled {
+		c.MCP.HTTPAddr = "127.0.0.1:0"
+	}
+	if c.Scene.TokenLimit == 0 {
+		c.Scene.TokenLimit = 32000
+	}
+	for i := range c.Repos {
+		if c.Repos[i].Path != "" && !filepath.IsAbs(c.Repos[i].Path) {
+			c.Repos[i].Path = filepath.Join(root, c.Repos[i].Path)
+		}
+	}
+}
+
+// Validate reports the first problem, naming the config key.
+func (c *Config) Validate() error {
+	if err := events.ValidateRepo(c.Workspace.Name); err != nil {
+		return fmt.Errorf("config [workspace] name: %w", err)
+	}
+	seen := map[string]bool{c.Workspace.Name: true}
+	for i, r := range c.Repos {
+		if err := events.ValidateRepo(r.Name); err != nil {
+			return fmt.Errorf("config [[repos]] #%d name: %w", i+1, err)
+		}
+		if seen[r.Name] {
+			return fmt.Errorf("config [[repos]] #%d: repo name %q is used twice; give each repository its own name", i+1, r.Name)
+		}
+		seen[r.Name] = true
+		if st, err := os.Stat(r.Path); err != nil || !st.IsDir() {
+			return fmt.Errorf("config [[repos]] %q: path %s is not a directory", r.Name, r.Path)
+		}
+	}
+	if c.Ingest.InlineBytes > c.Ingest.MaxFileBytes {
+		return fmt.Errorf("config [ingest] inline_bytes (%d) exceeds max_file_bytes (%d)", c.Ingest.InlineBytes, c.Ingest.MaxFileBytes)
+	}
+	if c.Ingest.InlineBytes > 1<<20 {
+		return fmt.Errorf("config [ingest] inline_bytes %d: at most 1 MiB travels inline (NATS payload limit); larger files go through the object store anyway", c.Ingest.InlineBytes)
+	}
+	return nil
+}
+
+// LoadConfig reads the workspace's config.toml (absent is fine: defaults),
+// applies defaults and validates.
+func (w *Workspace) LoadConfig() (*Config, error) {
+	var c Config
+	path := w.Path(ConfigFile)
+	md, err := toml.DecodeFile(path, &c)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return nil, fmt.Errorf("%s: line %d: %s (fix the file, or recreate it with `cue init --force`)", path, perr.Position.Line, perr.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	default:
+		if undec := md.Undecoded(); len(undec) > 0 {
+			return nil, fmt.Errorf("%s: unknown key %q (check the spelling; `cue init --force` writes a commented default)", path, undec[0].String())
+		}
+	}
+	c.SetDefaults(w.Root)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// DefaultConfigTOML is the commented config `cue init` writes.
+func DefaultConfigTOML(dirName string) string {
+	return fmt.Sprintf(`# CueDeck workspace configuration.
+
+[workspace]
+# Repo name of this workspace in events and search results.
+name = %q
+
+[ingest]
+# gitignore-style patterns skipped in every repository, besides .gitignore.
+exclude = []
+# Files larger than this are skipped (and reported by `+"`cue status`"+`).
+max_file_bytes = 8388608
+# Files up to this size travel inline; larger ones through the object store.
+inline_bytes = 262144
+# Quiet time after the last write before a changed file is published.
+debounce = "500ms"
+
+# Further repositories to index beside this one:
+# [[repos]]
+# name = "api"
+# path = "../api"
+
+[nats]
+# Empty: run an embedded NATS server in the workspace cache.
+url = ""
+# fsync every JetStream write before acknowledging it.
+sync_always = true
+# Join a team cluster as a leaf node, e.g. ["nats-leaf://nats.team:7422"].
+leaf_remotes = []
+
+[mcp]
+# MCP over Streamable HTTP; port 0 picks a free port (see `+"`cue status`"+`).
+http_addr = "127.0.0.1:0"
+
+[scene]
+token_limit = 32000
+`, events.RepoNameFrom(dirName))
+}

@@ -1,0 +1,73 @@
+package workspace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// DaemonInfo is what a running daemon publishes about itself in the cache,
+// so `cue mcp`, `cue status` and `cue down` can reach it.
+type DaemonInfo struct {
+	PID         int       `json:"pid"`
+	Workspace   string    `json:"workspace"`
+	Repo        string    `json:"repo"`
+	NATSURL     string    `json:"nats_url"`
+	MCPURL      string    `json:"mcp_url,omitempty"`
+	QueryPrefix string    `json:"query_prefix"`
+	StartedAt   time.Time `json:"started_at"`
+	Version     string    `json:"version"`
+}
+
+// ErrNoDaemon means no daemon runs for the workspace.
+var ErrNoDaemon = errors.New("no CueDeck daemon runs for this workspace")
+
+// WriteDaemonInfo records info atomically.
+func (w *Workspace) WriteDaemonInfo(info DaemonInfo) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(w.DaemonFilePath(), b)
+}
+
+// RemoveDaemonInfo deletes the daemon file.
+func (w *Workspace) RemoveDaemonInfo() error {
+	err := os.Remove(w.DaemonFilePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// ReadDaemonInfo returns the running daemon's info. If the file is missing,
+// or its process is gone, the error wraps ErrNoDaemon.
+func (w *Workspace) ReadDaemonInfo() (DaemonInfo, error) {
+	var info DaemonInfo
+	b, err := os.ReadFile(w.DaemonFilePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return info, fmt.Errorf("%w (start one with `cue up`)", ErrNoDaemon)
+	}
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, fmt.Errorf("%w: %s is unreadable (%v); `cue up` rewrites it", ErrNoDaemon, w.DaemonFilePath(), err)
+	}
+	if !ProcessAlive(info.PID) || w.LockHolder() != info.PID {
+		return info, fmt.Errorf("%w: the daemon recorded in %s (pid %d) is gone; start one with `cue up`", ErrNoDaemon, w.DaemonFilePath(), info.PID)
+	}
+	return info, nil
+}
+
+// ProcessAlive reports whether pid names a live process.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,134 @@
+package workspace
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestInitIsIdempotentAndKeepsConfig(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".gitignore"), []byte("node_modules/"), 0o644)
+	w := &Workspace{Root: root}
+	if _, err := w.Init(false); err != nil {
+		t.Fatal(err)
+	}
+	cfg := w.Path(ConfigFile)
+	os.WriteFile(cfg, []byte("[workspace]\nname = \"custom\"\n"), 0o644)
+	res, err := w.Init(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(cfg); !strings.Contains(string(got), "custom") {
+		t.Fatal("init without --force overwrote config.toml")
+	}
+	if !strings.Contains(strings.Join(res.Kept, ","), "--force") {
+		t.Fatalf("kept list should say how to overwrite: %v", res.Kept)
+	}
+	gi, _ := os.ReadFile(filepath.Join(root, ".gitignore"))
+	if strings.Count(string(gi), ".cuedeck/.cache") != 1 || !strings.HasPrefix(string(gi), "node_modules/\n") {
+		t.Fatalf(".gitignore: %q", gi)
+	}
+	if _, err := w.Init(true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(cfg); strings.Contains(string(got), "custom") {
+		t.Fatal("--force did not rewrite config.toml")
+	}
+	c, err := w.LoadConfig()
+	if err != nil {
+		t.Fatalf("the default config must load: %v", err)
+	}
+	if c.Ingest.Debounce.Duration.String() != "500ms" || !*c.NATS.SyncAlways {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestConfigErrorsNameTheProblem(t *testing.T) {
+	for body, want := range map[string]string{
+		"[ingest]\ndebounce = \"soon\"\n":            "duration",
+		"[ingest\n":                                  "line",
+		"[workspace]\nnmae = \"x\"\n":                "unknown key",
+		"[workspace]\nname = \"has space\"\n":        "invalid repo name",
+		"[[repos]]\nname = \"x\"\npath = \"nope\"\n": "not a directory",
+	} {
+		root := t.TempDir()
+		w := &Workspace{Root: root}
+		os.MkdirAll(w.Path(MetaDir), 0o755)
+		os.WriteFile(w.Path(ConfigFile), []byte(body), 0o644)
+		_, err := w.LoadConfig()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("config %q: error %v, want mention of %q", body, err, want)
+		}
+	}
+}
+
+func TestLockHeldByLiveProcess(t *testing.T) {
+	w := &Workspace{Root: t.TempDir()}
+	l, err := w.AcquireLock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock locks belong to open files, so a second open in this process
+	// conflicts just as another process would.
+	_, err = w.AcquireLock()
+	var le *LockError
+	if !errors.As(err, &le) || le.HolderPID != os.Getpid() || le.LockFile != ".cuedeck/.cache/lock" {
+		t.Fatalf("second acquire: %v", err)
+	}
+	if w.LockHolder() != os.Getpid() {
+		t.Fatal("LockHolder does not name the holder")
+	}
+	l.Release()
+	if w.LockHolder() != 0 {
+		t.Fatal("released lock still reported as held")
+	}
+	l2, err := w.AcquireLock()
+	if err != nil {
+		t.Fatalf("acquire after release: %v", err)
+	}
+	l2.Release()
+}
+
+// TestMain lets the test binary act as another process holding the lock.
+func TestMain(m *testing.M) {
+	if root := os.Getenv("CUE_TEST_HOLD_LOCK"); root != "" {
+		w := &Workspace{Root: root}
+		if _, err := w.AcquireLock(); err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("locked\n")
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+func TestStaleLockFromDeadProcessIsTakenOver(t *testing.T) {
+	w := &Workspace{Root: t.TempDir()}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CUE_TEST_HOLD_LOCK="+w.Root)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 7)
+	if _, err := io.ReadFull(out, buf); err != nil || string(buf) != "locked\n" {
+		t.Fatalf("helper did not take the lock: %q %v", buf, err)
+	}
+	_, err := w.AcquireLock()
+	var le *LockError
+	if !errors.As(err, &le) || le.HolderPID != cmd.Process.Pid {
+		t.Fatalf("lock held by a live process: got %v, want 1007 naming pid %d", err, cmd.Process.Pid)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	l, err := w.AcquireLock()
+	if err != nil {
+		t.Fatalf("lock of a dead process must be taken over: %v", err)
+	}
+	l.Release()
+}
