@@ -85,6 +85,28 @@ type docEntry struct {
 	surfaces []uint32
 }
 
+// bucketEntry is a word in a fuzzy bucket with its letter set, which rules
+// most words out before an edit distance is computed.
+type bucketEntry struct {
+	sid     uint32
+	letters uint32
+}
+
+// letterSet maps each rune of w to one of 32 bits: a to z their own, others
+// folded into the rest. One edit adds or removes at most one letter each
+// way, so words within distance d differ in at most 2d bits.
+func letterSet(w string) uint32 {
+	var set uint32
+	for _, r := range w {
+		if r >= 'a' && r <= 'z' {
+			set |= 1 << (r - 'a')
+		} else {
+			set |= 1 << (26 + uint32(r)%6)
+		}
+	}
+	return set
+}
+
 // fuzzyKey groups words by first rune and length in runes, so a typo search
 // looks only at words that could be within reach.
 type fuzzyKey struct {
@@ -113,7 +135,7 @@ type Index struct {
 	surfaceIDs   map[string]uint32
 	surfaces     []surfaceEntry
 	freeSurfaces []uint32
-	buckets      map[fuzzyKey][]uint32
+	buckets      map[fuzzyKey][]bucketEntry
 
 	// totalLens sums each field's length over live documents.
 	totalLens [numFields]uint64
@@ -125,7 +147,7 @@ func NewIndex() *Index {
 		ids:        make(map[string]uint32),
 		termIDs:    make(map[string]uint32),
 		surfaceIDs: make(map[string]uint32),
-		buckets:    make(map[fuzzyKey][]uint32),
+		buckets:    make(map[fuzzyKey][]bucketEntry),
 	}
 }
 
@@ -281,7 +303,7 @@ func (ix *Index) surfaceLocked(w string, tid uint32) uint32 {
 	sid := alloc(&ix.surfaces, &ix.freeSurfaces)
 	k := keyOf(w)
 	ix.surfaces[sid] = surfaceEntry{text: w, term: tid, docs: 1, bucketPos: len(ix.buckets[k])}
-	ix.buckets[k] = append(ix.buckets[k], sid)
+	ix.buckets[k] = append(ix.buckets[k], bucketEntry{sid: sid, letters: letterSet(w)})
 	ix.surfaceIDs[w] = sid
 	return sid
 }
@@ -292,7 +314,7 @@ func (ix *Index) dropSurfaceLocked(sid uint32) {
 	bk := ix.buckets[k]
 	last := bk[len(bk)-1]
 	bk[se.bucketPos] = last
-	ix.surfaces[last].bucketPos = se.bucketPos
+	ix.surfaces[last.sid].bucketPos = se.bucketPos
 	bk = bk[:len(bk)-1]
 	if len(bk) == 0 {
 		delete(ix.buckets, k)

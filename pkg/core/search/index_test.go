@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -295,4 +296,29 @@ func TestConcurrentUpsertAndSearch(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestLetterSetNeverRulesOutNearWords checks the prefilter's bound: words
+// within edit distance d differ in at most 2d letter-set bits.
+func TestLetterSetNeverRulesOutNearWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []rune("abcdeé日ž")
+	word := func() []rune {
+		w := make([]rune, 1+rng.IntN(8))
+		for k := range w {
+			w[k] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return w
+	}
+	sc := new(scratch)
+	for range 20000 {
+		a, b := word(), word()
+		d := sc.distance(a, b, 2)
+		if d > 2 {
+			continue
+		}
+		if diff := bits.OnesCount32(letterSet(string(a)) ^ letterSet(string(b))); diff > 2*d {
+			t.Fatalf("%q and %q are %d apart but differ in %d letter bits", string(a), string(b), d, diff)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -164,9 +165,13 @@ func (ix *Index) expandLocked(sc *scratch, q string) []uint32 {
 		df   int
 	}
 	var cands []candidate
+	letters := letterSet(q)
 	for l := len(qr) - maxDist; l <= len(qr)+maxDist; l++ {
-		for _, sid := range ix.buckets[fuzzyKey{first: qr[0], length: l}] {
-			se := &ix.surfaces[sid]
+		for _, be := range ix.buckets[fuzzyKey{first: qr[0], length: l}] {
+			if bits.OnesCount32(letters^be.letters) > 2*maxDist {
+				continue
+			}
+			se := &ix.surfaces[be.sid]
 			sc.word = appendRunes(sc.word[:0], se.text)
 			if d := sc.distance(qr, sc.word, maxDist); d <= maxDist {
 				cands = append(cands, candidate{se.term, d, len(ix.terms[se.term].postings)})
