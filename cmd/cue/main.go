@@ -1,0 +1,65 @@
+// Command cue is CueDeck's laptop CLI: it initialises a workspace, runs every
+// role in one process on an embedded NATS server (`cue up`), serves MCP to an
+// agent over stdio (`cue mcp`), and reports and stops the daemon.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cuedeck/cuedeck/internal/workspace"
+)
+
+const usage = `cue — shared context and memory for AI coding agents
+
+Usage:
+  cue init   [--force]          create .cuedeck/{cards,docs}, config.toml; ignore the cache
+  cue up     [--detach]         run the embedded node and every role on this workspace
+  cue mcp                       serve MCP over stdio (starts the daemon if none runs)
+  cue status [--json]           what is indexed, skipped, lagging, dead-lettered
+  cue down                      stop this workspace's daemon gracefully
+  cue version
+
+Every command takes --workspace DIR (default: the repository around the
+current directory) and --log-level debug|info|warn|error.
+`
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "cue:", err)
+		var le *workspace.LockError
+		if errors.As(err, &le) {
+			os.Exit(7)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "init":
+		return cmdInit(rest)
+	case "up":
+		return cmdUp(rest)
+	case "mcp":
+		return cmdMCP(rest)
+	case "status":
+		return cmdStatus(rest)
+	case "down":
+		return cmdDown(rest)
+	case "version", "--version":
+		return cmdVersion()
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/query"
+)
+
+// cmdMCP serves MCP over stdio for one agent. The tools run in the
+// workspace's daemon, reached over NATS request/reply, so any number of
+// agents share one index; the daemon is started in the background first if
+// none runs.
+func cmdMCP(args []string) error {
+	fs, c := newFlags("mcp")
+	c.logLevel = envOr("CUE_LOG_LEVEL", "warn")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := c.logger()
+	if err != nil {
+		return err
+	}
+	ws, err := c.findWorkspace()
+	if err != nil {
+		return err
+	}
+	info, err := startBackground(ws, "info")
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	conn, err := bus.Connect(cctx, info.NATSURL, bus.ConnectOptions{Name: "cue-mcp", Logger: log})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	caller := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix})
+	return mcpserver.ServeStdio(ctx, mcpserver.New(caller, mcpserver.Options{Logger: log}))
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/status"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+)
+
+func cmdStatus(args []string) error {
+	fs, c := newFlags("status")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	natsURL := fs.String("nats", "", "read a NATS cluster instead of this workspace's daemon")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ws, err := c.findWorkspace()
+	if err != nil {
+		return err
+	}
+	var info workspace.DaemonInfo
+	url := *natsURL
+	if url == "" {
+		info, err = ws.ReadDaemonInfo()
+		if err != nil {
+			return err
+		}
+		url = info.NATSURL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := bus.Connect(ctx, url, bus.ConnectOptions{Name: "cue-status"})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rep, err := status.Collect(ctx, conn.JS)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Daemon *workspace.DaemonInfo `json:"daemon,omitempty"`
+			status.Report
+		}{daemonOrNil(info), rep})
+	}
+	if info.PID != 0 {
+		fmt.Printf("daemon pid %d since %s, NATS %s", info.PID, info.StartedAt.Local().Format(time.DateTime), info.NATSURL)
+		if info.MCPURL != "" {
+			fmt.Printf(", MCP %s", info.MCPURL)
+		}
+		fmt.Println()
+	}
+	rep.Print(os.Stdout)
+	return nil
+}
+
+func daemonOrNil(info workspace.DaemonInfo) *workspace.DaemonInfo {
+	if info.PID == 0 {
+		return nil
+	}
+	return &info
+}
+
+func cmdDown(args []string) error {
+	fs, c := newFlags("down")
+	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for a clean stop")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ws, err := c.findWorkspace()
+	if err != nil {
+		return err
+	}
+	pid := ws.LockHolder()
+	if pid == 0 {
+		fmt.Println("No CueDeck daemon runs for", ws.Root)
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signal daemon pid %d: %w", pid, err)
+	}
+	deadline := time.Now().Add(*timeout)
+	for ws.LockHolder() == pid {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("daemon pid %d still running after %s; see %s", pid, *timeout, ws.LogPath())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Printf("Stopped the CueDeck daemon (pid %d).\n", pid)
+	return nil
+}

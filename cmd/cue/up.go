@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/daemon"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+)
+
+func cmdUp(args []string) error {
+	fs, c := newFlags("up")
+	detach := fs.Bool("detach", false, "start in the background and return once it is ready")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ws, err := c.findWorkspace()
+	if err != nil {
+		return err
+	}
+	if *detach {
+		info, err := startBackground(ws, c.logLevel)
+		if err != nil {
+			return err
+		}
+		printReady(info, true)
+		return nil
+	}
+	cfg, err := ws.LoadConfig()
+	if err != nil {
+		return err
+	}
+	log, err := c.logger()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if !ws.Initialised() {
+		log.Info("workspace has no .cuedeck directory; running with defaults (`cue init` writes a config)", "workspace", ws.Root)
+	}
+	err = daemon.Run(ctx, daemon.Options{Workspace: ws, Config: cfg, Logger: log, Ready: func(info workspace.DaemonInfo) {
+		printReady(info, false)
+	}})
+	if err == nil {
+		fmt.Fprintln(os.Stderr, "CueDeck stopped cleanly.")
+	}
+	return err
+}
+
+func printReady(info workspace.DaemonInfo, detached bool) {
+	self, _ := os.Executable()
+	fmt.Printf("CueDeck is up for %s (repo %q, pid %d)\n", info.Workspace, info.Repo, info.PID)
+	fmt.Printf("  NATS          %s\n", info.NATSURL)
+	if info.MCPURL != "" {
+		fmt.Printf("  MCP over HTTP %s\n", info.MCPURL)
+	}
+	fmt.Println("Connect an agent:")
+	fmt.Printf("  claude mcp add cuedeck -- %s mcp --workspace %s\n", self, info.Workspace)
+	fmt.Printf("  or any MCP client: command `%s mcp --workspace %s` (stdio)", self, info.Workspace)
+	if info.MCPURL != "" {
+		fmt.Printf(", or Streamable HTTP at %s", info.MCPURL)
+	}
+	fmt.Println()
+	fmt.Printf("Progress: `%s status --workspace %s`.\n", self, info.Workspace)
+	if detached {
+		fmt.Printf("Stop it with `%s down --workspace %s`.\n", self, info.Workspace)
+	} else {
+		fmt.Println("Ctrl-C stops it.")
+	}
+}
+
+// startBackground starts `cue up` for ws as a detached process logging to
+// the workspace's daemon log, and waits until it has written its daemon
+// file. If a daemon already runs, its info is returned.
+func startBackground(ws *workspace.Workspace, logLevel string) (workspace.DaemonInfo, error) {
+	if info, err := ws.ReadDaemonInfo(); err == nil {
+		return info, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return workspace.DaemonInfo{}, err
+	}
+	if err := os.MkdirAll(ws.Cache(), 0o755); err != nil {
+		return workspace.DaemonInfo{}, err
+	}
+	logFile, err := os.OpenFile(ws.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return workspace.DaemonInfo{}, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(self, "up", "--workspace", ws.Root, "--log-level", logLevel)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return workspace.DaemonInfo{}, fmt.Errorf("start daemon: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			// Lost a race with another starter? Then its daemon serves.
+			if info, rerr := ws.ReadDaemonInfo(); rerr == nil {
+				return info, nil
+			}
+			return workspace.DaemonInfo{}, fmt.Errorf("daemon exited during start (%v); see %s", err, ws.LogPath())
+		case <-deadline:
+			return workspace.DaemonInfo{}, fmt.Errorf("daemon did not become ready within 60s; see %s", ws.LogPath())
+		case <-tick.C:
+			info, err := ws.ReadDaemonInfo()
+			if err == nil {
+				return info, nil
+			}
+			if !errors.Is(err, workspace.ErrNoDaemon) {
+				return workspace.DaemonInfo{}, err
+			}
+		}
+	}
+}

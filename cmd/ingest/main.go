@@ -1,0 +1,79 @@
+// Command ingest watches repositories and publishes their file changes to
+// JetStream for the indexers. Give it one --repo name=path per repository.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/internal/role"
+)
+
+type repoFlags []ingest.RepoConfig
+
+func (r *repoFlags) String() string { return fmt.Sprint(*r) }
+func (r *repoFlags) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("want name=path, e.g. --repo api=/src/api")
+	}
+	*r = append(*r, ingest.RepoConfig{Name: name, Root: path})
+	return nil
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "ingest:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("ingest", flag.ExitOnError)
+	rf := role.Register(fs)
+	var repos repoFlags
+	var exclude listFlag
+	fs.Var(&repos, "repo", "repository to watch as name=path (repeatable)")
+	fs.Var(&exclude, "exclude", "gitignore-style pattern to skip in every repo (repeatable)")
+	stateDir := fs.String("state-dir", "ingest-state", "directory of ingest's local state (what it has published)")
+	maxFile := fs.Int64("max-file-bytes", 8<<20, "skip (and report) files larger than this")
+	inline := fs.Int64("inline-bytes", 256<<10, "files up to this size travel inline; larger via the object store")
+	debounce := fs.Duration("debounce", 0, "quiet time after the last write before publishing (default 500ms)")
+	fs.Parse(os.Args[1:])
+	if len(repos) == 0 {
+		return fmt.Errorf("no repositories: give at least one --repo name=path")
+	}
+	log, err := rf.Logger("ingest")
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	conn, err := rf.Connect(ctx, "cue-ingest", log)
+	if err != nil {
+		return err
+	}
+	// Shutdown order: Run stops the watchers and waits for publishes in
+	// flight, then closes its state store; the connection closes last.
+	defer conn.Close()
+	svc, err := ingest.New(conn, ingest.Config{
+		Repos: repos, Exclude: exclude, MaxFileBytes: *maxFile, InlineBytes: *inline,
+		Debounce: *debounce, StateDir: *stateDir,
+	}, log)
+	if err != nil {
+		return err
+	}
+	log.Info("ingest running", "nats", rf.NATSURL, "repos", len(repos))
+	return svc.Run(ctx)
+}

@@ -1,0 +1,75 @@
+// Command mcp-edge materialises the cue_docs bucket into a local store and
+// answers agents: MCP over Streamable HTTP and the same tools over NATS
+// request/reply. Run any number; each rebuilds from JetStream.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cuedeck/cuedeck/internal/daemon"
+	"github.com/cuedeck/cuedeck/internal/edge"
+	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/role"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-edge:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	fs := flag.NewFlagSet("mcp-edge", flag.ExitOnError)
+	rf := role.Register(fs)
+	stateDir := fs.String("state-dir", "edge-state", "directory of the edge's local store (rebuildable)")
+	httpAddr := fs.String("http", "127.0.0.1:8080", "MCP Streamable HTTP address; empty disables")
+	prefix := fs.String("query-prefix", daemon.QueryPrefix, "subject prefix of the NATS query service")
+	fs.Parse(os.Args[1:])
+	log, err := rf.Logger("mcp-edge")
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	conn, err := rf.Connect(ctx, "cue-mcp-edge", log)
+	if err != nil {
+		return err
+	}
+	defer conn.Close() // last: after the edge has closed its store
+	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return err
+	}
+	blobs, err := conn.JS.ObjectStore(ctx, events.BlobsBucket)
+	if err != nil {
+		return err
+	}
+	edg, err := edge.Open(edge.Config{Dir: *stateDir, Docs: docs, Blobs: blobs, Logger: log})
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return edg.Run(gctx) })
+	g.Go(func() error { return query.Serve(gctx, conn.NC, edg, query.Options{Prefix: *prefix}) })
+	if *httpAddr != "" {
+		ln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			return fmt.Errorf("--http %s: %w", *httpAddr, err)
+		}
+		log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+		srv := mcpserver.New(edg, mcpserver.Options{Logger: log})
+		g.Go(func() error { return mcpserver.Serve(gctx, ln, mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{})) })
+	}
+	return g.Wait()
+}

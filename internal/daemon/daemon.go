@@ -1,0 +1,251 @@
+// Package daemon composes every CueDeck role in one process for a laptop:
+// an embedded NATS server (or a configured cluster), ingest, indexer, the
+// edge materialiser with its MCP HTTP endpoint and NATS query service. The
+// roles talk through JetStream exactly as separate processes would. `cue up`
+// runs it; `cue mcp` starts it in the background when none runs.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/edge"
+	"github.com/cuedeck/cuedeck/internal/indexer"
+	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/version"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Options configure a daemon run.
+type Options struct {
+	Workspace *workspace.Workspace
+	Config    *workspace.Config
+	Logger    *slog.Logger
+	// Ready is called once every role runs and the daemon file is written.
+	Ready func(workspace.DaemonInfo)
+}
+
+// QueryPrefix is the subject prefix of the query service. One per NATS
+// account: an embedded server serves one workspace.
+const QueryPrefix = "cue.query"
+
+// Run holds the workspace lock and runs all roles until ctx is cancelled,
+// then shuts down in order. If the lock is held, the error is a
+// *workspace.LockError (code 1007).
+func Run(ctx context.Context, o Options) (err error) {
+	ws, cfg, log := o.Workspace, o.Config, o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	lock, err := ws.AcquireLock()
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+
+	// NATS: the embedded server unless the config names a cluster.
+	natsURL := cfg.NATS.URL
+	var srv *bus.Embedded
+	if natsURL == "" {
+		host, port, err := splitListen(cfg.NATS.Listen)
+		if err != nil {
+			return fmt.Errorf("config [nats] listen: %w", err)
+		}
+		srv, err = bus.StartEmbedded(bus.EmbeddedConfig{
+			StoreDir: ws.NATSStoreDir(), Host: host, Port: port,
+			SyncAlways: *cfg.NATS.SyncAlways, ServerName: "cue-" + cfg.Workspace.Name,
+			LeafRemotes: cfg.NATS.LeafRemotes, Logger: log,
+		})
+		if err != nil {
+			return err
+		}
+		// Last of all: the server outlives every client of it.
+		defer srv.Shutdown()
+		natsURL = srv.ClientURL()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	conn, err := bus.Connect(cctx, natsURL, bus.ConnectOptions{Name: "cue-daemon", Credentials: cfg.NATS.Credentials, Logger: log})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	settings := bus.Settings{}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings))
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	repos := []ingest.RepoConfig{{Name: cfg.Workspace.Name, Root: ws.Root}}
+	for _, r := range cfg.Repos {
+		repos = append(repos, ingest.RepoConfig{Name: r.Name, Root: r.Path})
+	}
+	ing, err := ingest.New(conn, ingest.Config{
+		Repos: repos, Exclude: cfg.Ingest.Exclude, MaxFileBytes: cfg.Ingest.MaxFileBytes,
+		InlineBytes: cfg.Ingest.InlineBytes, Debounce: cfg.Ingest.Debounce.Duration,
+		StateDir: ws.StateDir("ingest"),
+	}, log.With("role", "ingest"))
+	if err != nil {
+		return err
+	}
+	idx := indexer.New(conn, indexer.Config{}, log)
+	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return err
+	}
+	blobs, err := conn.JS.ObjectStore(ctx, events.BlobsBucket)
+	if err != nil {
+		return err
+	}
+	edg, err := edge.Open(edge.Config{Dir: ws.StateDir("edge"), Docs: docs, Blobs: blobs, Logger: log.With("role", "edge")})
+	if err != nil {
+		return err
+	}
+
+	var httpLn net.Listener
+	mcpURL := ""
+	if !cfg.MCP.HTTPDisabled {
+		httpLn, err = net.Listen("tcp", cfg.MCP.HTTPAddr)
+		if err != nil {
+			edg.Close()
+			return fmt.Errorf("config [mcp] http_addr %s: %w (choose another port, or 127.0.0.1:0 for any free one)", cfg.MCP.HTTPAddr, err)
+		}
+		mcpURL = "http://" + httpLn.Addr().String() + "/mcp"
+	}
+	mcpSrv := mcpserver.New(edg, mcpserver.Options{Logger: log.With("role", "mcp")})
+
+	// Started in this order, stopped in reverse: ingest stops watching
+	// first, the indexer drains its consumer, then the query endpoints
+	// close, then the edge syncs and closes its Badger. The NATS
+	// connection and the embedded server close last (deferred above).
+	g := newGroup(ctx, log)
+	g.start("edge", edg.Run)
+	g.start("query", func(ctx context.Context) error {
+		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: QueryPrefix})
+	})
+	if httpLn != nil {
+		g.start("mcp-http", func(ctx context.Context) error {
+			return mcpserver.Serve(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}))
+		})
+	}
+	g.start("indexer", idx.Run)
+	g.start("ingest", ing.Run)
+
+	info := workspace.DaemonInfo{
+		PID: os.Getpid(), Workspace: ws.Root, Repo: cfg.Workspace.Name, NATSURL: natsURL,
+		MCPURL: mcpURL, QueryPrefix: QueryPrefix, StartedAt: time.Now().UTC(), Version: version.Version,
+	}
+	if err := ws.WriteDaemonInfo(info); err != nil {
+		g.stopAll()
+		return err
+	}
+	defer ws.RemoveDaemonInfo()
+	if o.Ready != nil {
+		o.Ready(info)
+	}
+	return g.wait()
+}
+
+func splitListen(listen string) (string, int, error) {
+	if listen == "" {
+		return "127.0.0.1", 0, nil
+	}
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, err
+	}
+	var port int
+	if _, err := fmt.Sscanf(portStr, "%d", &port); err != nil {
+		return "", 0, fmt.Errorf("port %q is not a number", portStr)
+	}
+	return host, port, nil
+}
+
+// group runs components, each with its own context, and stops them in the
+// reverse of their start order when the parent context ends or any of
+// them fails.
+type group struct {
+	parent context.Context
+	log    *slog.Logger
+	mu     sync.Mutex
+	comps  []*component
+	failed chan struct{}
+	once   sync.Once
+	err    error
+}
+
+type component struct {
+	name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+func newGroup(ctx context.Context, log *slog.Logger) *group {
+	return &group{parent: ctx, log: log, failed: make(chan struct{})}
+}
+
+func (g *group) start(name string, run func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(g.parent))
+	c := &component{name: name, cancel: cancel, done: make(chan struct{})}
+	g.mu.Lock()
+	g.comps = append(g.comps, c)
+	g.mu.Unlock()
+	go func() {
+		defer close(c.done)
+		c.err = run(ctx)
+		if ctx.Err() == nil {
+			// Stopped on its own: that is a failure of the daemon.
+			if c.err == nil {
+				c.err = errors.New("stopped unexpectedly")
+			}
+			g.fail(fmt.Errorf("%s: %w", name, c.err))
+		}
+	}()
+}
+
+func (g *group) fail(err error) {
+	g.once.Do(func() {
+		g.err = err
+		close(g.failed)
+	})
+}
+
+// wait blocks until the parent context ends or a component fails, then
+// stops everything in order and returns the first failure.
+func (g *group) wait() error {
+	select {
+	case <-g.parent.Done():
+	case <-g.failed:
+		g.log.Error("shutting down after a failure", "err", g.err)
+	}
+	g.stopAll()
+	return g.err
+}
+
+func (g *group) stopAll() {
+	g.mu.Lock()
+	comps := append([]*component(nil), g.comps...)
+	g.mu.Unlock()
+	for i := len(comps) - 1; i >= 0; i-- {
+		c := comps[i]
+		c.cancel()
+		<-c.done
+		if c.err != nil && !errors.Is(c.err, context.Canceled) {
+			g.log.Warn("stopped with error", "component", c.name, "err", c.err)
+		}
+		g.log.Debug("stopped", "component", c.name)
+	}
+}

@@ -1,0 +1,273 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/status"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+)
+
+// node is a daemon running in-process on a temp workspace, and a client of
+// its tools over NATS, as `cue mcp` would be.
+type node struct {
+	ws     *workspace.Workspace
+	info   workspace.DaemonInfo
+	conn   *bus.Conn
+	caller tools.Caller
+	stop   func() error
+}
+
+func startNode(t testing.TB, root string, tweak func(*workspace.Config)) *node {
+	t.Helper()
+	ws := &workspace.Workspace{Root: root}
+	cfg, err := ws.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Ingest.Debounce.Duration = 50 * time.Millisecond
+	if tweak != nil {
+		tweak(cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan workspace.DaemonInfo, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Workspace: ws, Config: cfg, Ready: func(i workspace.DaemonInfo) { ready <- i }})
+	}()
+	var info workspace.DaemonInfo
+	select {
+	case info = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("daemon failed to start: %v", err)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatal("daemon not ready within 60s")
+	}
+	conn, err := bus.Connect(context.Background(), info.NATSURL, bus.ConnectOptions{Name: "test-client"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{ws: ws, info: info, conn: conn,
+		caller: query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix})}
+	stopped := false
+	n.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		conn.Close()
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() {
+		if err := n.stop(); err != nil {
+			t.Errorf("daemon stopped with error: %v", err)
+		}
+	})
+	return n
+}
+
+func (n *node) readContext(t testing.TB, q string) []tools.ContextHit {
+	t.Helper()
+	args, _ := json.Marshal(tools.ReadContextArgs{Query: q, Limit: 50, Mode: "keyword"})
+	out, err := n.caller.Call(context.Background(), tools.ReadContext, args)
+	if err != nil {
+		t.Fatalf("read_context %q: %v", q, err)
+	}
+	var hits []tools.ContextHit
+	if err := json.Unmarshal(out, &hits); err != nil {
+		t.Fatalf("read_context result %s: %v", out, err)
+	}
+	return hits
+}
+
+func (n *node) finds(t testing.TB, q, path string) bool {
+	for _, h := range n.readContext(t, q) {
+		if h.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *node) readDoc(path, anchor string) (tools.ReadDocResult, error) {
+	args, _ := json.Marshal(tools.ReadDocArgs{Path: path, Anchor: anchor})
+	out, err := n.caller.Call(context.Background(), tools.ReadDoc, args)
+	var res tools.ReadDocResult
+	if err == nil {
+		err = json.Unmarshal(out, &res)
+	}
+	return res, err
+}
+
+func write(t testing.TB, root, rel, content string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEditMakesFindableAndDeleteRemoves(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "docs/guide.md", "# Guide\n\nNothing special here.\n")
+	n := startNode(t, root, nil)
+	bustest.Eventually(t, 30*time.Second, "initial doc indexed", func() bool { return n.finds(t, "guide", "docs/guide.md") })
+	if n.finds(t, "zeppelin", "docs/guide.md") {
+		t.Fatal("found a word the file does not contain")
+	}
+
+	write(t, root, "docs/guide.md", "# Guide\n\n## Zeppelin mooring\n\nHow to moor a zeppelin.\n")
+	bustest.Eventually(t, 30*time.Second, "edit findable", func() bool { return n.finds(t, "zeppelin", "docs/guide.md") })
+	doc, err := n.readDoc("docs/guide.md", "Zeppelin mooring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.LineRange == nil || doc.LineRange.Start != 3 || !strings.Contains(doc.Content, "moor a zeppelin") {
+		t.Fatalf("section: %+v", doc)
+	}
+
+	if err := os.Remove(filepath.Join(root, "docs/guide.md")); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, 30*time.Second, "deletion applied", func() bool { return !n.finds(t, "zeppelin", "docs/guide.md") })
+	_, err = n.readDoc("docs/guide.md", "")
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Fatalf("read_doc of a deleted file: %v, want 1001", err)
+	}
+}
+
+func TestBadInputGetsSpecificOutcomes(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write(t, outside, "secret.md", "# Secret\n")
+	write(t, root, "docs/ok.md", "# Fine document\n")
+	write(t, root, "docs/broken.md", "---\ntitle: [unclosed\n---\n# Still indexed\nbody words\n")
+	write(t, root, "docs/latin1.md", "# Caf\xe9 notes\n\nna\xefve text\n")
+	write(t, root, "bin/blob.dat", "ELF\x00\x01\x02binary")
+	big, err := os.Create(filepath.Join(root, "huge.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Truncate(50 << 20)
+	big.Close()
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(root, "docs/escape.md")); err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, root, nil)
+
+	var rep status.Report
+	bustest.Eventually(t, 30*time.Second, "all files accounted for", func() bool {
+		rep, err = status.Collect(context.Background(), n.conn.JS)
+		if err != nil || len(rep.Repos) != 1 {
+			return false
+		}
+		return rep.Repos[0].Indexed == 3 && len(rep.Repos[0].Skipped) == 3
+	})
+	rr := rep.Repos[0]
+	reasons := map[string]string{}
+	for _, s := range rr.Skipped {
+		reasons[s.Path] = s.Reason
+	}
+	want := map[string]string{"bin/blob.dat": "binary", "huge.log": "too_large", "docs/escape.md": "symlink_escapes_repo"}
+	for p, r := range want {
+		if reasons[p] != r {
+			t.Errorf("skip of %s: %q, want %q (all: %v)", p, reasons[p], r, reasons)
+		}
+	}
+	warned := map[string]string{}
+	for _, w := range rr.Warnings {
+		warned[w.Path] += w.Reason + ";"
+	}
+	if !strings.Contains(warned["docs/broken.md"], "line 2") {
+		t.Errorf("broken frontmatter warning should name the line: %q", warned["docs/broken.md"])
+	}
+	if !strings.Contains(warned["docs/latin1.md"], "UTF-8") {
+		t.Errorf("invalid UTF-8 warning: %q", warned["docs/latin1.md"])
+	}
+	if !n.finds(t, "still indexed", "docs/broken.md") {
+		t.Error("a document with broken frontmatter must still be searchable")
+	}
+	if n.finds(t, "secret", "docs/escape.md") {
+		t.Error("content behind an escaping symlink was indexed")
+	}
+
+	for _, c := range []struct {
+		path string
+		code int
+	}{
+		{"docs/../../etc/passwd.md", tools.CodeInvalidParams},
+		{"../secret.md", tools.CodeInvalidParams},
+		{"docs/okk.md", tools.CodeFileNotFound},
+	} {
+		_, err := n.readDoc(c.path, "")
+		var te *tools.Error
+		if !errors.As(err, &te) || te.Code != c.code {
+			t.Errorf("read_doc %q: %v, want code %d", c.path, err, c.code)
+			continue
+		}
+		if c.code == tools.CodeFileNotFound {
+			if s, _ := te.Data["suggestion"].(string); !strings.Contains(s, "docs/ok.md") {
+				t.Errorf("1001 for %q should suggest docs/ok.md: %v", c.path, te.Data)
+			}
+		}
+	}
+	// The pipeline still runs after all of it.
+	write(t, root, "docs/after.md", "# Afterwards quokka\n")
+	bustest.Eventually(t, 30*time.Second, "pipeline alive", func() bool { return n.finds(t, "quokka", "docs/after.md") })
+}
+
+func TestSecondDaemonFailsWithLockError(t *testing.T) {
+	root := t.TempDir()
+	startNode(t, root, nil)
+	ws := &workspace.Workspace{Root: root}
+	cfg, _ := ws.LoadConfig()
+	err := Run(context.Background(), Options{Workspace: ws, Config: cfg})
+	var le *workspace.LockError
+	if !errors.As(err, &le) || le.HolderPID != os.Getpid() {
+		t.Fatalf("second daemon: %v, want a 1007 lock error naming this pid", err)
+	}
+}
+
+// BenchmarkSaveToFindable measures the time from writing a file to the
+// moment read_context finds it, through ingest (debounce 500 ms), JetStream,
+// the indexer, cue_docs and the edge.
+func BenchmarkSaveToFindable(b *testing.B) {
+	root := b.TempDir()
+	write(b, root, "docs/seed.md", "# Seed\n")
+	n := startNode(b, root, func(c *workspace.Config) { c.Ingest.Debounce.Duration = 500 * time.Millisecond })
+	bustest.Eventually(b, 30*time.Second, "seed indexed", func() bool { return n.finds(b, "seed", "docs/seed.md") })
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		word := fmt.Sprintf("marker%dx%d", i, time.Now().UnixNano())
+		start := time.Now()
+		write(b, root, fmt.Sprintf("docs/n%d.md", i), "# Note\n\n"+word+"\n")
+		for !n.finds(b, word, fmt.Sprintf("docs/n%d.md", i)) {
+			time.Sleep(2 * time.Millisecond)
+			if time.Since(start) > 30*time.Second {
+				b.Fatalf("save %d not findable within 30s", i)
+			}
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}

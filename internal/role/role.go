@@ -1,0 +1,83 @@
+// Package role holds what every separately deployed role binary shares:
+// the NATS flags (flag > environment > default), the logger, and connecting
+// with the topology provisioned, so each cmd/*/main.go is only wiring.
+package role
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+)
+
+// Flags are the settings every role takes.
+type Flags struct {
+	NATSURL     string
+	Credentials string
+	LogLevel    string
+	LogJSON     bool
+	Replicas    int
+}
+
+// Register adds the common flags to fs, with defaults from the environment
+// (CUE_NATS_URL, CUE_NATS_CREDS, CUE_LOG_LEVEL, CUE_LOG_JSON, CUE_REPLICAS).
+func Register(fs *flag.FlagSet) *Flags {
+	f := &Flags{}
+	fs.StringVar(&f.NATSURL, "nats", env("CUE_NATS_URL", "nats://127.0.0.1:4222"), "NATS URL(s), comma-separated")
+	fs.StringVar(&f.Credentials, "creds", env("CUE_NATS_CREDS", ""), "NATS credentials file")
+	fs.StringVar(&f.LogLevel, "log-level", env("CUE_LOG_LEVEL", "info"), "debug, info, warn or error")
+	fs.BoolVar(&f.LogJSON, "log-json", env("CUE_LOG_JSON", "") == "true", "log as JSON")
+	replicas, _ := strconv.Atoi(env("CUE_REPLICAS", "1"))
+	fs.IntVar(&f.Replicas, "replicas", replicas, "replicas of streams and buckets (3 in a cluster)")
+	return f
+}
+
+func env(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// Logger builds the role's logger on stderr.
+func (f *Flags) Logger(role string) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(f.LogLevel))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, opts)
+	if f.LogJSON {
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	}
+	return slog.New(h).With("role", role), nil
+}
+
+// Settings are the topology settings these flags select.
+func (f *Flags) Settings() bus.Settings { return bus.Settings{Replicas: f.Replicas} }
+
+// Connect connects and provisions the topology (idempotent; every role
+// does it, so any may start first).
+func (f *Flags) Connect(ctx context.Context, name string, log *slog.Logger) (*bus.Conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	conn, err := bus.Connect(cctx, f.NATSURL, bus.ConnectOptions{Name: name, Credentials: f.Credentials, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Settings().Validate(); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := bus.Provision(cctx, conn.JS, bus.DeclaredTopology(f.Settings())); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
