@@ -1,0 +1,344 @@
+package search
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+	"unicode/utf8"
+)
+
+// Fields are the parts of a document the index scores separately. A match in
+// the path or a heading says more about what a document is about than a
+// match in its body.
+type Fields struct {
+	Path     string
+	Title    string
+	Headings []string
+	Body     string
+}
+
+// Hit is one ranked result: the document's id and its BM25F score.
+type Hit struct {
+	ID    string
+	Score float64
+}
+
+const (
+	fieldPath = iota
+	fieldTitle
+	fieldHeadings
+	fieldBody
+	numFields
+)
+
+// fieldWeights multiply a field's term frequency before saturation.
+var fieldWeights = [numFields]float64{
+	fieldPath:     3,
+	fieldTitle:    2,
+	fieldHeadings: 2,
+	fieldBody:     1,
+}
+
+const (
+	k1 = 1.2
+	b  = 0.75
+
+	// fuzzyWeight scales the score of an indexed term that stands in for a
+	// query word by typo tolerance.
+	fuzzyWeight = 0.5
+	// maxExpansions bounds how many indexed terms one query word may widen
+	// to, the closest first.
+	maxExpansions = 8
+)
+
+// posting records that a document holds a term, and how often per field.
+type posting struct {
+	doc uint32
+	tf  [numFields]uint16
+}
+
+// termEntry is an indexed term: the stem that queries match.
+type termEntry struct {
+	text string
+	// postings are sorted by doc so a document's posting is found by binary
+	// search when it is removed.
+	postings []posting
+}
+
+// surfaceEntry is a word as written, before stemming. Typo tolerance works
+// on these: "secuirty" is one transposition from "security" but far from
+// its stem "secur".
+type surfaceEntry struct {
+	text string
+	term uint32
+	// docs counts the documents holding the word.
+	docs int
+	// bucketPos is the word's position in its fuzzy bucket.
+	bucketPos int
+}
+
+type docEntry struct {
+	id       string
+	lens     [numFields]uint32
+	terms    []uint32
+	surfaces []uint32
+}
+
+// bucketEntry is a word in a fuzzy bucket with its letter set, which rules
+// most words out before an edit distance is computed.
+type bucketEntry struct {
+	sid     uint32
+	letters uint32
+}
+
+// letterSet maps each rune of w to one of 32 bits: a to z their own, others
+// folded into the rest. One edit adds or removes at most one letter each
+// way, so words within distance d differ in at most 2d bits.
+func letterSet(w string) uint32 {
+	var set uint32
+	for _, r := range w {
+		if r >= 'a' && r <= 'z' {
+			set |= 1 << (r - 'a')
+		} else {
+			set |= 1 << (26 + uint32(r)%6)
+		}
+	}
+	return set
+}
+
+// fuzzyKey groups words by first rune and length in runes, so a typo search
+// looks only at words that could be within reach.
+type fuzzyKey struct {
+	first  rune
+	length int
+}
+
+// Index is an in-memory BM25F keyword index. It is safe for concurrent use:
+// searches run in parallel with each other and wait only for the short
+// critical section of an Upsert or Remove.
+//
+// Removal is eager: a removed document's postings leave their lists and its
+// slot is reused, and a term or word no document holds is forgotten, so the
+// index stays the size of its live content under any churn.
+type Index struct {
+	mu sync.RWMutex
+
+	ids      map[string]uint32
+	docs     []docEntry
+	freeDocs []uint32
+
+	termIDs   map[string]uint32
+	terms     []termEntry
+	freeTerms []uint32
+
+	surfaceIDs   map[string]uint32
+	surfaces     []surfaceEntry
+	freeSurfaces []uint32
+	buckets      map[fuzzyKey][]bucketEntry
+
+	// totalLens sums each field's length over live documents.
+	totalLens [numFields]uint64
+}
+
+// NewIndex returns an empty index.
+func NewIndex() *Index {
+	return &Index{
+		ids:        make(map[string]uint32),
+		termIDs:    make(map[string]uint32),
+		surfaceIDs: make(map[string]uint32),
+		buckets:    make(map[fuzzyKey][]bucketEntry),
+	}
+}
+
+// Len returns the number of documents in the index.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.ids)
+}
+
+// analyzed is a document reduced to per-term field frequencies, computed
+// before the index lock is taken.
+type analyzed struct {
+	lens [numFields]uint32
+	tfs  map[string][numFields]uint16
+	// stems maps each word as written to its term.
+	stems map[string]string
+}
+
+func analyzeFields(doc Fields) analyzed {
+	a := analyzed{
+		tfs:   make(map[string][numFields]uint16),
+		stems: make(map[string]string),
+	}
+	add := func(f int, text string) {
+		for _, w := range Tokenize(text) {
+			t, ok := a.stems[w]
+			if !ok {
+				t = stem(w)
+				a.stems[w] = t
+			}
+			tf := a.tfs[t]
+			if tf[f] < math.MaxUint16 {
+				tf[f]++
+			}
+			a.tfs[t] = tf
+			a.lens[f]++
+		}
+	}
+	add(fieldPath, doc.Path)
+	add(fieldTitle, doc.Title)
+	for _, h := range doc.Headings {
+		add(fieldHeadings, h)
+	}
+	add(fieldBody, doc.Body)
+	return a
+}
+
+// sortedKeys makes ids, and so everything after, independent of map order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Upsert indexes doc under id, replacing whatever id held before.
+func (ix *Index) Upsert(id string, doc Fields) {
+	a := analyzeFields(doc)
+	texts := sortedKeys(a.tfs)
+	words := sortedKeys(a.stems)
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if d, ok := ix.ids[id]; ok {
+		ix.removeLocked(d)
+	}
+	d := alloc(&ix.docs, &ix.freeDocs)
+	e := &ix.docs[d]
+	e.id, e.lens = id, a.lens
+	e.terms = make([]uint32, 0, len(texts))
+	for _, t := range texts {
+		tid := ix.termLocked(t)
+		e.terms = append(e.terms, tid)
+		ps := ix.terms[tid].postings
+		p := posting{doc: d, tf: a.tfs[t]}
+		if n := len(ps); n == 0 || ps[n-1].doc < d {
+			ps = append(ps, p)
+		} else {
+			at, _ := slices.BinarySearchFunc(ps, d, cmpPosting)
+			ps = slices.Insert(ps, at, p)
+		}
+		ix.terms[tid].postings = ps
+	}
+	e.surfaces = make([]uint32, 0, len(words))
+	for _, w := range words {
+		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, ix.termIDs[a.stems[w]]))
+	}
+	for f := range numFields {
+		ix.totalLens[f] += uint64(a.lens[f])
+	}
+	ix.ids[id] = d
+}
+
+// Remove drops id from the index. Removing an absent id does nothing.
+func (ix *Index) Remove(id string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if d, ok := ix.ids[id]; ok {
+		ix.removeLocked(d)
+	}
+}
+
+func cmpPosting(p posting, d uint32) int { return cmp.Compare(p.doc, d) }
+
+func (ix *Index) removeLocked(d uint32) {
+	e := &ix.docs[d]
+	for _, tid := range e.terms {
+		te := &ix.terms[tid]
+		if at, ok := slices.BinarySearchFunc(te.postings, d, cmpPosting); ok {
+			te.postings = slices.Delete(te.postings, at, at+1)
+		}
+		if len(te.postings) == 0 {
+			delete(ix.termIDs, te.text)
+			*te = termEntry{}
+			ix.freeTerms = append(ix.freeTerms, tid)
+		}
+	}
+	for _, sid := range e.surfaces {
+		se := &ix.surfaces[sid]
+		if se.docs--; se.docs == 0 {
+			ix.dropSurfaceLocked(sid)
+		}
+	}
+	for f := range numFields {
+		ix.totalLens[f] -= uint64(e.lens[f])
+	}
+	delete(ix.ids, e.id)
+	*e = docEntry{}
+	ix.freeDocs = append(ix.freeDocs, d)
+}
+
+// termLocked returns the id of term t, adding it if it is new.
+func (ix *Index) termLocked(t string) uint32 {
+	if tid, ok := ix.termIDs[t]; ok {
+		return tid
+	}
+	tid := alloc(&ix.terms, &ix.freeTerms)
+	ix.terms[tid] = termEntry{text: t}
+	ix.termIDs[t] = tid
+	return tid
+}
+
+// surfaceLocked counts one more document holding word w, whose term is tid,
+// and returns the word's id.
+func (ix *Index) surfaceLocked(w string, tid uint32) uint32 {
+	if sid, ok := ix.surfaceIDs[w]; ok {
+		ix.surfaces[sid].docs++
+		return sid
+	}
+	sid := alloc(&ix.surfaces, &ix.freeSurfaces)
+	k := keyOf(w)
+	ix.surfaces[sid] = surfaceEntry{text: w, term: tid, docs: 1, bucketPos: len(ix.buckets[k])}
+	ix.buckets[k] = append(ix.buckets[k], bucketEntry{sid: sid, letters: letterSet(w)})
+	ix.surfaceIDs[w] = sid
+	return sid
+}
+
+func (ix *Index) dropSurfaceLocked(sid uint32) {
+	se := &ix.surfaces[sid]
+	k := keyOf(se.text)
+	bk := ix.buckets[k]
+	last := bk[len(bk)-1]
+	bk[se.bucketPos] = last
+	ix.surfaces[last.sid].bucketPos = se.bucketPos
+	bk = bk[:len(bk)-1]
+	if len(bk) == 0 {
+		delete(ix.buckets, k)
+	} else {
+		ix.buckets[k] = bk
+	}
+	delete(ix.surfaceIDs, se.text)
+	*se = surfaceEntry{}
+	ix.freeSurfaces = append(ix.freeSurfaces, sid)
+}
+
+// alloc returns a free slot of *s, reusing one from *free if it can.
+func alloc[T any](s *[]T, free *[]uint32) uint32 {
+	if n := len(*free); n > 0 {
+		id := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return id
+	}
+	var zero T
+	*s = append(*s, zero)
+	return uint32(len(*s) - 1)
+}
+
+func keyOf(w string) fuzzyKey {
+	r, _ := utf8.DecodeRuneInString(w)
+	return fuzzyKey{first: r, length: utf8.RuneCountInString(w)}
+}

@@ -1,0 +1,324 @@
+package search
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// filler is neutral body text so test documents have comparable lengths.
+const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor"
+
+func ids(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for k, h := range hits {
+		out[k] = h.ID
+	}
+	return out
+}
+
+func TestPathAndHeadingOutrankBody(t *testing.T) {
+	ix := NewIndex()
+	ix.Upsert("body", Fields{Path: "docs/notes.md", Title: "Notes", Body: filler + " auth login"})
+	ix.Upsert("path", Fields{Path: "docs/auth.md", Title: "Notes", Body: filler + " other words"})
+	ix.Upsert("heading", Fields{Path: "docs/misc.md", Title: "Misc", Headings: []string{"Login flow"}, Body: filler + " other words"})
+
+	if got := ids(ix.Search("auth", 10)); !slices.Equal(got, []string{"path", "body"}) {
+		t.Errorf("Search(auth) = %q, want the path match first", got)
+	}
+	if got := ids(ix.Search("login", 10)); !slices.Equal(got, []string{"heading", "body"}) {
+		t.Errorf("Search(login) = %q, want the heading match first", got)
+	}
+}
+
+func TestRareTermsWeighMore(t *testing.T) {
+	ix := NewIndex()
+	for k := range 10 {
+		ix.Upsert(fmt.Sprintf("common%d", k), Fields{Body: filler + " widget"})
+	}
+	ix.Upsert("rare", Fields{Body: filler + " sprocket"})
+
+	hits := ix.Search("widget sprocket", 3)
+	if len(hits) == 0 || hits[0].ID != "rare" {
+		t.Fatalf("Search = %v, want the document with the rarer term first", hits)
+	}
+	if hits[0].Score <= hits[1].Score {
+		t.Errorf("rare score %v not above common score %v", hits[0].Score, hits[1].Score)
+	}
+}
+
+func TestUpsertReplaces(t *testing.T) {
+	ix := NewIndex()
+	ix.Upsert("a", Fields{Path: "a.md", Body: "alpha alpha gamma"})
+	ix.Upsert("b", Fields{Path: "b.md", Body: "gamma delta"})
+	ix.Upsert("a", Fields{Path: "a.md", Body: "beta gamma"})
+
+	if ix.Len() != 2 {
+		t.Errorf("Len = %d, want 2", ix.Len())
+	}
+	if hits := ix.Search("alpha", 10); len(hits) != 0 {
+		t.Errorf("Search(alpha) = %v, want nothing after the replacing upsert", hits)
+	}
+	if got := ids(ix.Search("beta", 10)); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("Search(beta) = %q, want [a]", got)
+	}
+
+	// Statistics must match an index that only ever saw the final content.
+	fresh := NewIndex()
+	fresh.Upsert("b", Fields{Path: "b.md", Body: "gamma delta"})
+	fresh.Upsert("a", Fields{Path: "a.md", Body: "beta gamma"})
+	for _, q := range []string{"gamma", "beta delta", "a md"} {
+		if got, want := ix.Search(q, 10), fresh.Search(q, 10); !reflect.DeepEqual(got, want) {
+			t.Errorf("Search(%q) = %v, fresh index gives %v", q, got, want)
+		}
+	}
+}
+
+func TestRemove(t *testing.T) {
+	ix := NewIndex()
+	ix.Upsert("a", Fields{Body: "alpha shared"})
+	ix.Upsert("b", Fields{Body: "beta shared"})
+	ix.Remove("a")
+	ix.Remove("missing")
+
+	if ix.Len() != 1 {
+		t.Errorf("Len = %d, want 1", ix.Len())
+	}
+	if hits := ix.Search("alpha", 10); len(hits) != 0 {
+		t.Errorf("Search(alpha) = %v, want nothing after Remove", hits)
+	}
+	if got := ids(ix.Search("shared", 10)); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("Search(shared) = %q, want [b]", got)
+	}
+	ix.Remove("b")
+	if ix.Len() != 0 || len(ix.termIDs) != 0 || len(ix.surfaceIDs) != 0 || len(ix.buckets) != 0 ||
+		ix.totalLens != [numFields]uint64{} {
+		t.Errorf("empty index keeps state: %d docs, %d terms, %d words, %d buckets, lens %v",
+			ix.Len(), len(ix.termIDs), len(ix.surfaceIDs), len(ix.buckets), ix.totalLens)
+	}
+}
+
+// TestChurnStaysBounded replaces and removes documents many times over and
+// checks the index holds no more than its live content.
+func TestChurnStaysBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ix := NewIndex()
+	const live = 50
+	for round := range 2000 {
+		id := fmt.Sprintf("doc%d", rng.IntN(live))
+		if rng.IntN(4) == 0 {
+			ix.Remove(id)
+			continue
+		}
+		words := make([]string, 20)
+		for k := range words {
+			// Fresh words every round: without forgetting terms the
+			// vocabulary would grow with every upsert.
+			words[k] = fmt.Sprintf("w%dx%d", round, rng.IntN(1000))
+		}
+		ix.Upsert(id, Fields{Body: strings.Join(words, " ")})
+	}
+
+	if len(ix.docs) > live {
+		t.Errorf("%d document slots for at most %d live documents", len(ix.docs), live)
+	}
+	distinct := map[string]bool{}
+	nterms := 0
+	for _, d := range ix.ids {
+		for _, tid := range ix.docs[d].terms {
+			distinct[ix.terms[tid].text] = true
+		}
+	}
+	for _, bk := range ix.buckets {
+		nterms += len(bk)
+	}
+	// The words here are their own stems, so terms and words agree.
+	if len(ix.termIDs) != len(distinct) || len(ix.surfaceIDs) != len(distinct) || nterms != len(distinct) {
+		t.Errorf("index holds %d terms, %d words (%d in buckets); live documents hold %d",
+			len(ix.termIDs), len(ix.surfaceIDs), nterms, len(distinct))
+	}
+	if used := len(ix.terms) - len(ix.freeTerms); used != len(distinct) {
+		t.Errorf("%d term slots in use, want %d", used, len(distinct))
+	}
+	if used := len(ix.surfaces) - len(ix.freeSurfaces); used != len(distinct) {
+		t.Errorf("%d word slots in use, want %d", used, len(distinct))
+	}
+}
+
+func TestNoMatchReturnsNothing(t *testing.T) {
+	ix := NewIndex()
+	ix.Upsert("a", Fields{Path: "internal/bus/embedded.go", Body: "starts the server"})
+	for _, q := range []string{"zebra", "the of and", "", "!!!", "xyz"} {
+		if hits := ix.Search(q, 10); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v, want no hits", q, hits)
+		}
+	}
+	if hits := NewIndex().Search("server", 10); len(hits) != 0 {
+		t.Errorf("empty index returned %v", hits)
+	}
+}
+
+func TestFuzzyFindsTypos(t *testing.T) {
+	ix := NewIndex()
+	ix.Upsert("bus", Fields{Path: "internal/bus/embedded.go", Body: "starts the server"})
+	ix.Upsert("auth", Fields{Path: "docs/auth.md", Headings: []string{"Authentication Flow"}, Body: "tokens"})
+	ix.Upsert("sec", Fields{Path: "docs/security.md", Headings: []string{"Secret redaction"}, Body: "guard"})
+
+	for q, want := range map[string]string{
+		"embeded":       "bus",
+		"embdded":       "bus",
+		"emdbedded":     "bus",
+		"authentcation": "auth",
+		"secuirty":      "sec",
+		"redacton":      "sec",
+	} {
+		if got := ids(ix.Search(q, 10)); !slices.Equal(got, []string{want}) {
+			t.Errorf("Search(%q) = %q, want [%s]", q, got, want)
+		}
+	}
+	// Too short to guess at: three letters allow no typo.
+	if hits := ix.Search("bux", 10); len(hits) != 0 {
+		t.Errorf("Search(bux) = %v, want no hits", hits)
+	}
+}
+
+func TestExactOutranksFuzzy(t *testing.T) {
+	ix := NewIndex()
+	ix.Upsert("token", Fields{Body: filler + " token"})
+	ix.Upsert("totem", Fields{Body: filler + " totem"})
+	ix.Upsert("other", Fields{Body: filler + " unrelated"})
+
+	// An indexed word is taken as meant: no expansion to its neighbours.
+	if got := ids(ix.Search("token", 10)); !slices.Equal(got, []string{"token"}) {
+		t.Errorf("Search(token) = %q, want only the exact match", got)
+	}
+	// "tokem" is one edit from both and matches neither exactly.
+	hits := ix.Search("tokem", 10)
+	if got := ids(hits); !slices.Equal(got, []string{"token", "totem"}) {
+		t.Fatalf("Search(tokem) = %v, want both near matches", hits)
+	}
+	exact := ix.Search("token", 1)[0]
+	if hits[0].Score >= exact.Score {
+		t.Errorf("fuzzy score %v not below exact score %v", hits[0].Score, exact.Score)
+	}
+}
+
+func TestTiesOrderedByID(t *testing.T) {
+	ix := NewIndex()
+	for _, id := range []string{"c", "a", "d", "b"} {
+		ix.Upsert(id, Fields{Body: "same words here"})
+	}
+	if got := ids(ix.Search("words", 3)); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("Search = %q, want [a b c]", got)
+	}
+	if got := ids(ix.Search("words", 0)); !slices.Equal(got, []string{"a", "b", "c", "d"}) {
+		t.Errorf("Search with no limit = %q, want all four", got)
+	}
+}
+
+func TestTopMatchesFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ix := NewIndex()
+	for k := range 300 {
+		words := make([]string, 30)
+		for w := range words {
+			words[w] = fmt.Sprintf("t%d", rng.IntN(40))
+		}
+		ix.Upsert(fmt.Sprintf("d%03d", k), Fields{Body: strings.Join(words, " ")})
+	}
+	for _, q := range []string{"t1", "t2 t3", "t4 t5 t6 t7"} {
+		all := ix.Search(q, 0)
+		for _, limit := range []int{1, 5, 17, 1000} {
+			got := ix.Search(q, limit)
+			want := all[:min(limit, len(all))]
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Search(%q, %d) differs from the head of the full ranking", q, limit)
+			}
+		}
+	}
+}
+
+func TestDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		max  int
+		want int
+	}{
+		{"embedded", "embedded", 2, 0},
+		{"embeded", "embedded", 1, 1},
+		{"embdeded", "embedded", 1, 1}, // transposition
+		{"kitten", "sitting", 3, 3},
+		{"kitten", "sitting", 1, 2}, // capped at max+1
+		{"kitten", "sitting", 2, 3},
+		{"abc", "abcdef", 2, 3},
+		{"größe", "grösse", 2, 2},
+	}
+	sc := new(scratch)
+	for _, tt := range tests {
+		if got := sc.distance([]rune(tt.a), []rune(tt.b), tt.max); got != tt.want {
+			t.Errorf("distance(%q, %q, %d) = %d, want %d", tt.a, tt.b, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestConcurrentUpsertAndSearch(t *testing.T) {
+	ix := NewIndex()
+	for k := range 100 {
+		ix.Upsert(fmt.Sprintf("d%d", k), Fields{Path: fmt.Sprintf("docs/f%d.md", k), Body: "shared body text"})
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for k := range 200 {
+				id := fmt.Sprintf("d%d", (w*200+k)%150)
+				if k%5 == 0 {
+					ix.Remove(id)
+				} else {
+					ix.Upsert(id, Fields{Path: "docs/" + id + ".md", Body: fmt.Sprintf("shared body round%d", k)})
+				}
+			}
+		})
+		wg.Go(func() {
+			for range 200 {
+				for _, h := range ix.Search("shared round7 dcos", 5) {
+					if h.ID == "" || h.Score <= 0 {
+						t.Errorf("bad hit %+v", h)
+						return
+					}
+				}
+				_ = ix.Len()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestLetterSetNeverRulesOutNearWords checks the prefilter's bound: words
+// within edit distance d differ in at most 2d letter-set bits.
+func TestLetterSetNeverRulesOutNearWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []rune("abcdeé日ž")
+	word := func() []rune {
+		w := make([]rune, 1+rng.IntN(8))
+		for k := range w {
+			w[k] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return w
+	}
+	sc := new(scratch)
+	for range 20000 {
+		a, b := word(), word()
+		d := sc.distance(a, b, 2)
+		if d > 2 {
+			continue
+		}
+		if diff := bits.OnesCount32(letterSet(string(a)) ^ letterSet(string(b))); diff > 2*d {
+			t.Fatalf("%q and %q are %d apart but differ in %d letter bits", string(a), string(b), d, diff)
+		}
+	}
+}
