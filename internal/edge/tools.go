@@ -22,9 +22,10 @@ type Edge struct {
 	m      *Materialiser
 	logger *slog.Logger
 
-	candMu  sync.Mutex
-	candGen uint64
-	cands   []string
+	candMu      sync.Mutex
+	candGen     uint64
+	cands       []string
+	candsByRepo map[string][]string
 }
 
 var _ tools.Caller = (*Edge)(nil)
@@ -238,38 +239,48 @@ func (e *Edge) resolve(p string) (*doc, error) {
 	return nil, err
 }
 
-// suggestPath is the known markdown path closest to p, or "".
+// suggestPath is the known markdown path closest to p, or "". When p
+// starts with a repo's name, that repo's paths are tried first, as
+// <repo>/<path>.
 func (e *Edge) suggestPath(p string) string {
-	return suggest.Suggest(p, e.pathCandidates())
+	all, byRepo := e.pathCandidates()
+	if repo, rest, ok := strings.Cut(p, "/"); ok {
+		if s := suggest.Suggest(rest, byRepo[repo]); s != "" {
+			return repo + "/" + s
+		}
+	}
+	return suggest.Suggest(p, all)
 }
 
-// pathCandidates lists the markdown paths read_doc can serve, plus their
-// <repo>/<path> forms when there are several repos. It is rebuilt only when
-// the set of paths changed.
-func (e *Edge) pathCandidates() []string {
+// pathCandidates lists the markdown paths read_doc can serve, in all repos
+// and per repo. It is rebuilt only when the set of paths changed.
+func (e *Edge) pathCandidates() (all []string, byRepo map[string][]string) {
 	e.candMu.Lock()
 	defer e.candMu.Unlock()
 	m := e.m
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if e.candGen == m.pathsGen {
-		return e.cands
+		return e.cands, e.candsByRepo
 	}
-	cands := make([]string, 0, len(m.byPath))
+	all = make([]string, 0, len(m.byPath))
+	byRepo = make(map[string][]string, len(m.repos))
 	for p, keys := range m.byPath {
 		if !strings.HasSuffix(p, ".md") {
 			continue
 		}
-		cands = append(cands, p)
-		if len(m.repos) > 1 {
-			for _, k := range keys {
-				cands = append(cands, m.docs[k].rec.Repo+"/"+p)
-			}
+		all = append(all, p)
+		for _, k := range keys {
+			repo := m.docs[k].rec.Repo
+			byRepo[repo] = append(byRepo[repo], p)
 		}
 	}
-	slices.Sort(cands)
-	e.cands, e.candGen = cands, m.pathsGen
-	return cands
+	slices.Sort(all)
+	for _, ps := range byRepo {
+		slices.Sort(ps)
+	}
+	e.cands, e.candsByRepo, e.candGen = all, byRepo, m.pathsGen
+	return all, byRepo
 }
 
 // notIndexed is error 1001 for a file ingest saw and did not index: the
