@@ -137,8 +137,10 @@ type Index struct {
 	freeSurfaces []uint32
 	buckets      map[fuzzyKey][]bucketEntry
 
-	// totalLens sums each field's length over live documents.
+	// totalLens sums each field's length over live documents, and
+	// fieldDocs counts the documents where the field is not empty.
 	totalLens [numFields]uint64
+	fieldDocs [numFields]uint64
 }
 
 // NewIndex returns an empty index.
@@ -238,8 +240,11 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	for _, w := range words {
 		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, ix.termIDs[a.stems[w]]))
 	}
-	for f := range numFields {
-		ix.totalLens[f] += uint64(a.lens[f])
+	for f, l := range a.lens {
+		ix.totalLens[f] += uint64(l)
+		if l > 0 {
+			ix.fieldDocs[f]++
+		}
 	}
 	ix.ids[id] = d
 }
@@ -274,8 +279,11 @@ func (ix *Index) removeLocked(d uint32) {
 			ix.dropSurfaceLocked(sid)
 		}
 	}
-	for f := range numFields {
-		ix.totalLens[f] -= uint64(e.lens[f])
+	for f, l := range e.lens {
+		ix.totalLens[f] -= uint64(l)
+		if l > 0 {
+			ix.fieldDocs[f]--
+		}
 	}
 	delete(ix.ids, e.id)
 	*e = docEntry{}

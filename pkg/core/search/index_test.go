@@ -97,7 +97,7 @@ func TestRemove(t *testing.T) {
 	}
 	ix.Remove("b")
 	if ix.Len() != 0 || len(ix.termIDs) != 0 || len(ix.surfaceIDs) != 0 || len(ix.buckets) != 0 ||
-		ix.totalLens != [numFields]uint64{} {
+		ix.totalLens != [numFields]uint64{} || ix.fieldDocs != [numFields]uint64{} {
 		t.Errorf("empty index keeps state: %d docs, %d terms, %d words, %d buckets, lens %v",
 			ix.Len(), len(ix.termIDs), len(ix.surfaceIDs), len(ix.buckets), ix.totalLens)
 	}

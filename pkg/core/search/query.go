@@ -42,9 +42,15 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	if n == 0 {
 		return nil
 	}
+	// A field's average length is over the documents that have it, as in
+	// Lucene: most files have no headings, and counting them would make
+	// every heading look long. An average of 0 is never divided by, since
+	// no posting then has a frequency in that field.
 	var avg [numFields]float64
 	for f := range numFields {
-		avg[f] = max(float64(ix.totalLens[f])/float64(n), 1)
+		if ix.fieldDocs[f] > 0 {
+			avg[f] = float64(ix.totalLens[f]) / float64(ix.fieldDocs[f])
+		}
 	}
 
 	sc := getScratch(len(ix.docs))
