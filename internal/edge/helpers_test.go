@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/markdown"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -168,43 +168,21 @@ func testLogger(t testing.TB) *slog.Logger {
 
 var testTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// mdRecord is the record an indexer would write for a markdown file:
-// ATX headings with their section ranges, the first H1 as title.
+// mdRecord is the record an indexer would write for a markdown file.
 func mdRecord(repo, path, content string, fm map[string]any) events.DocRecord {
-	lines := strings.Split(content, "\n")
-	var hs []events.Heading
-	inFence := false
-	for i, l := range lines {
-		if strings.HasPrefix(l, "```") {
-			inFence = !inFence
-		}
-		if inFence || !strings.HasPrefix(l, "#") {
-			continue
-		}
-		level := len(l) - len(strings.TrimLeft(l, "#"))
-		text := strings.TrimSpace(l[level:])
-		hs = append(hs, events.Heading{Level: level, Text: text, Slug: slugOf(text), Line: i + 1})
-	}
-	for i := range hs {
-		hs[i].EndLine = len(lines)
-		for j := i + 1; j < len(hs); j++ {
-			if hs[j].Level <= hs[i].Level {
-				hs[i].EndLine = hs[j].Line - 1
-				break
-			}
-		}
-	}
+	doc := markdown.Parse([]byte(content))
+	hs := make([]events.Heading, len(doc.Headings))
 	title := ""
-	for _, h := range hs {
-		if h.Level == 1 {
+	for i, h := range doc.Headings {
+		hs[i] = events.Heading{Level: h.Level, Text: h.Text, Slug: h.Slug, Line: h.Line, EndLine: h.EndLine, ParentIdx: h.Parent}
+		if title == "" && h.Level == 1 {
 			title = h.Text
-			break
 		}
 	}
 	return events.DocRecord{
 		Repo: repo, Path: path, SHA256: events.SHA256Hex([]byte(content)), Size: int64(len(content)),
 		ModTime: testTime, SourceSeq: 1, Kind: events.DocMarkdown, Tokens: len(content) / 4,
-		Lines: len(lines), Title: title, Headings: hs, Frontmatter: fm, Content: content, IndexedAt: testTime,
+		Lines: doc.Lines, Title: title, Headings: hs, Frontmatter: fm, Content: content, IndexedAt: testTime,
 	}
 }
 
