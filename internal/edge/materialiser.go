@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -151,20 +152,37 @@ func Open(cfg Config) (*Materialiser, error) {
 	return m, nil
 }
 
-// rebuild loads every stored document into memory and the index.
+// rebuild loads every stored document into memory and the index. Indexing
+// (tokenizing and stemming) dominates, so it runs on every CPU while this
+// goroutine reads the store.
 func (m *Materialiser) rebuild() error {
 	rev, err := m.store.LastRevision()
 	if err != nil {
 		return err
 	}
 	start := time.Now()
+	type job struct {
+		key    string
+		fields search.Fields
+	}
+	jobs := make(chan job, 64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				m.index.Upsert(j.key, j.fields)
+			}
+		})
+	}
 	err = m.store.ForEach(func(d Doc) error {
 		if d.Record.Skip == nil {
-			m.index.Upsert(d.Key, fieldsOf(&d.Record))
+			jobs <- job{d.Key, fieldsOf(&d.Record)}
 		}
 		m.putLocked(d.Key, m.memDoc(d))
 		return nil
 	})
+	close(jobs)
+	wg.Wait()
 	if err != nil {
 		return err
 	}
