@@ -207,6 +207,10 @@ func (m *Materialiser) Run(ctx context.Context) error {
 	}
 	m.running = true
 	m.mu.Unlock()
+	if m.cfg.Docs == nil {
+		m.stop()
+		return errors.Join(errors.New("edge: Config.Docs is nil: pass the cue_docs KeyValue"), m.Close())
+	}
 
 	runErr := m.follow(ctx)
 	m.stop()
@@ -412,6 +416,10 @@ func (m *Materialiser) change(ctx context.Context, e jetstream.KeyValueEntry) (c
 // missing or corrupt blob makes the document skipped, with the reason, so
 // read_doc can say why it cannot be read.
 func (m *Materialiser) fetchBlob(ctx context.Context, log *slog.Logger, sha string) (string, *events.Skip, error) {
+	if m.cfg.Blobs == nil {
+		log.Warn("doc record names a blob but this edge has no blob store", "blob", sha)
+		return "", &events.Skip{Reason: events.SkipUnreadable, Detail: "blob " + sha + " cannot be fetched: this edge was started without " + events.BlobsBucket}, nil
+	}
 	delay := 100 * time.Millisecond
 	for {
 		b, err := m.cfg.Blobs.GetBytes(ctx, sha)
