@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -332,7 +333,7 @@ func TestReadDoc(t *testing.T) {
 	full := r.read(map[string]any{"path": "docs/auth.md"})
 	want := strings.TrimSpace(authDoc)
 	if full.Content != want || full.Path != "docs/auth.md" || full.Repo != "app" || full.Anchor != nil || full.LineRange != nil ||
-		full.Hash != events.SHA256Hex([]byte(want)) || full.Tokens != countTokens(want) || !full.Cached {
+		full.Hash != events.SHA256Hex([]byte(want)) || full.Tokens != tokens.Count(want) || !full.Cached {
 		t.Fatalf("full read: %+v", full)
 	}
 

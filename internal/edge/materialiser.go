@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -89,6 +90,9 @@ type doc struct {
 	rec      events.DocRecord
 	inMemory bool
 	anchors  []string
+	// trimmedTokens caches tokens.Count of the trimmed content plus one
+	// (0: not counted yet); counting costs far more than serving.
+	trimmedTokens atomic.Int64
 }
 
 // Materialiser keeps an edge's local copy of cue_docs: it watches the bucket,

@@ -16,8 +16,3 @@ func section(content string, hs []events.Heading, anchor string) (text string, s
 	}
 	return markdown.Section([]byte(content), doc, anchor)
 }
-
-// countTokens estimates tokens as a quarter of the bytes.
-//
-// TODO: use pkg/core/tokens.Count when the parse branch provides it.
-func countTokens(s string) int { return (len(s) + 3) / 4 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/suggest"
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -174,6 +175,7 @@ func (e *Edge) readDoc(raw json.RawMessage) (json.RawMessage, error) {
 	res := tools.ReadDocResult{Path: d.rec.Path, Repo: d.rec.Repo, Cached: cached}
 	if a.Anchor == "" {
 		res.Content = strings.TrimSpace(content)
+		res.Tokens = d.tokensOfTrimmed(res.Content)
 	} else {
 		text, start, end, ok := section(content, d.rec.Headings, a.Anchor)
 		if !ok {
@@ -183,10 +185,21 @@ func (e *Edge) readDoc(raw json.RawMessage) (json.RawMessage, error) {
 		res.Anchor = &anchor
 		res.Content = strings.TrimSpace(text)
 		res.LineRange = &tools.LineRange{Start: start, End: end}
+		res.Tokens = tokens.Count(res.Content)
 	}
-	res.Tokens = countTokens(res.Content)
 	res.Hash = events.SHA256Hex([]byte(res.Content))
 	return json.Marshal(res)
+}
+
+// tokensOfTrimmed counts the tokens of trimmed, d's trimmed content, once
+// per document version.
+func (d *doc) tokensOfTrimmed(trimmed string) int {
+	if n := d.trimmedTokens.Load(); n > 0 {
+		return int(n - 1)
+	}
+	n := tokens.Count(trimmed)
+	d.trimmedTokens.Store(int64(n) + 1)
+	return n
 }
 
 // pathProblem says why p cannot name a file inside a repository, or "".
