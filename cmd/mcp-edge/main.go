@@ -55,12 +55,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	edg, err := edge.Open(edge.Config{Dir: *stateDir, Docs: docs, Blobs: blobs, Logger: log})
+	mat, err := edge.Open(edge.Config{Dir: *stateDir, Docs: docs, Blobs: blobs, Logger: log})
 	if err != nil {
 		return err
 	}
+	edg := edge.New(mat, log)
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return edg.Run(gctx) })
+	g.Go(func() error { return mat.Run(gctx) })
 	g.Go(func() error { return query.Serve(gctx, conn.NC, edg, query.Options{Prefix: *prefix}) })
 	if *httpAddr != "" {
 		ln, err := net.Listen("tcp", *httpAddr)

@@ -109,17 +109,18 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	edg, err := edge.Open(edge.Config{Dir: ws.StateDir("edge"), Docs: docs, Blobs: blobs, Logger: log.With("role", "edge")})
+	mat, err := edge.Open(edge.Config{Dir: ws.StateDir("edge"), Docs: docs, Blobs: blobs, Logger: log.With("role", "edge")})
 	if err != nil {
 		return err
 	}
+	edg := edge.New(mat, log.With("role", "edge"))
 
 	var httpLn net.Listener
 	mcpURL := ""
 	if !cfg.MCP.HTTPDisabled {
 		httpLn, err = net.Listen("tcp", cfg.MCP.HTTPAddr)
 		if err != nil {
-			edg.Close()
+			mat.Close()
 			return fmt.Errorf("config [mcp] http_addr %s: %w (choose another port, or 127.0.0.1:0 for any free one)", cfg.MCP.HTTPAddr, err)
 		}
 		mcpURL = "http://" + httpLn.Addr().String() + "/mcp"
@@ -131,7 +132,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// close, then the edge syncs and closes its Badger. The NATS
 	// connection and the embedded server close last (deferred above).
 	g := newGroup(ctx, log)
-	g.start("edge", edg.Run)
+	g.start("edge", mat.Run)
 	g.start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: QueryPrefix})
 	})

@@ -1,0 +1,647 @@
+package edge
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/pkg/core/search"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// DocsWatcher is the part of the cue_docs KeyValue bucket the materialiser
+// uses; a jetstream.KeyValue is one.
+type DocsWatcher interface {
+	WatchAll(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error)
+}
+
+// BlobGetter is the part of the cue_blobs object store the materialiser
+// uses; a jetstream.ObjectStore is one.
+type BlobGetter interface {
+	GetBytes(ctx context.Context, name string, opts ...jetstream.GetObjectOpt) ([]byte, error)
+}
+
+// Config configures a Materialiser.
+type Config struct {
+	// Dir is the Badger directory; empty keeps the store in memory.
+	Dir string
+	// Docs is the cue_docs bucket and Blobs the cue_blobs object store.
+	Docs  DocsWatcher
+	Blobs BlobGetter
+	// Logger receives warnings about undecodable records and missing
+	// blobs; nil discards.
+	Logger *slog.Logger
+	// MaxContentInMemory is the largest document whose content is kept in
+	// memory; larger ones are read from Badger on each read_doc. Default
+	// 1 MiB.
+	MaxContentInMemory int
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxContentInMemory == 0 {
+		c.MaxContentInMemory = 1 << 20
+	}
+}
+
+// Errors of the Materialiser.
+var (
+	// ErrStopped is returned by WaitRevision and reads once Run has
+	// returned or Close was called.
+	ErrStopped = errors.New("edge: materialiser stopped")
+	// ErrRunning is returned by a second call of Run.
+	ErrRunning = errors.New("edge: materialiser already running")
+)
+
+// Status is what an edge reports about its materialised state.
+type Status struct {
+	// Ready is true once the initial replay of cue_docs is done.
+	Ready bool
+	// Docs counts materialised documents, Skipped those among them that
+	// ingest did not index.
+	Docs    int
+	Skipped int
+	// Revision is the last applied cue_docs revision.
+	Revision uint64
+	// Applied counts the entries applied since Open; Undecodable those
+	// among them that were dropped because they did not decode.
+	Applied     uint64
+	Undecodable uint64
+}
+
+// doc is a materialised document in memory.
+type doc struct {
+	key string
+	rev uint64
+	// rec is the record; rec.Content is empty unless inMemory.
+	rec      events.DocRecord
+	inMemory bool
+	anchors  []string
+	// trimmedTokens caches tokens.Count of the trimmed content plus one
+	// (0: not counted yet); counting costs far more than serving.
+	trimmedTokens atomic.Int64
+}
+
+// Materialiser keeps an edge's local copy of cue_docs: it watches the bucket,
+// writes each entry to its Store and keeps an in-memory view and keyword
+// index in step. Its reads are safe for concurrent use with Run.
+type Materialiser struct {
+	cfg    Config
+	logger *slog.Logger
+	store  *Store
+	index  *search.Index
+
+	mu          sync.RWMutex
+	docs        map[string]*doc
+	byPath      map[string][]string // repo-relative path → doc keys
+	repos       map[string]int      // repo → documents
+	skipped     int
+	rev         uint64
+	applied     uint64
+	undecodable uint64
+	// changed is closed and replaced whenever rev advances or the
+	// materialiser stops, waking WaitRevision.
+	changed chan struct{}
+	stopped bool
+	// pathsGen counts changes to the set of paths, for suggestion caches.
+	pathsGen uint64
+	running  bool
+
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	// storeMu keeps reads of the store from racing its close.
+	storeMu   sync.RWMutex
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the store in cfg.Dir and rebuilds the in-memory view and index
+// from it, so the edge answers from local state before it reaches JetStream.
+// Call Run to follow cue_docs, or Close if Run is never called.
+func Open(cfg Config) (*Materialiser, error) {
+	cfg.setDefaults()
+	store, err := OpenStore(cfg.Dir, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	m := &Materialiser{
+		cfg:     cfg,
+		logger:  cfg.Logger,
+		store:   store,
+		index:   search.NewIndex(),
+		docs:    make(map[string]*doc),
+		byPath:  make(map[string][]string),
+		repos:   make(map[string]int),
+		changed: make(chan struct{}),
+		ready:   make(chan struct{}),
+	}
+	if err := m.rebuild(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// rebuild loads every stored document into memory and the index. Indexing
+// (tokenizing and stemming) dominates, so it runs on every CPU while this
+// goroutine reads the store.
+func (m *Materialiser) rebuild() error {
+	rev, err := m.store.LastRevision()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	type job struct {
+		key    string
+		fields search.Fields
+	}
+	jobs := make(chan job, 64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				m.index.Upsert(j.key, j.fields)
+			}
+		})
+	}
+	err = m.store.ForEach(func(d Doc) error {
+		if d.Record.Skip == nil {
+			jobs <- job{d.Key, fieldsOf(&d.Record)}
+		}
+		m.putLocked(d.Key, m.memDoc(d))
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	m.rev = rev
+	m.logger.Info("rebuilt the doc index from the store", "docs", len(m.docs), "revision", rev, "took", time.Since(start))
+	return nil
+}
+
+// Run follows cue_docs until ctx is cancelled: from the start when the store
+// is fresh, otherwise from the revision after its last one. A broken watch is
+// re-established from where it stopped. Run returns nil when cancelled, after
+// syncing and closing the store; it returns early only if the store fails.
+func (m *Materialiser) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		return ErrStopped
+	}
+	if m.running {
+		m.mu.Unlock()
+		return ErrRunning
+	}
+	m.running = true
+	m.mu.Unlock()
+	if m.cfg.Docs == nil {
+		m.stop()
+		return errors.Join(errors.New("edge: Config.Docs is nil: pass the cue_docs KeyValue"), m.Close())
+	}
+
+	runErr := m.follow(ctx)
+	m.stop()
+	// Order: the watch has stopped (follow returned), so nothing writes to
+	// the store; sync and close it.
+	if err := m.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// follow watches until ctx ends or the store fails.
+func (m *Materialiser) follow(ctx context.Context) error {
+	delay := 100 * time.Millisecond
+	for {
+		progressed, err := m.watch(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errStore) {
+			return err
+		}
+		if progressed {
+			delay = 100 * time.Millisecond
+		}
+		m.logger.Warn("cue_docs watch interrupted; retrying", "err", err, "revision", m.Revision(), "retry_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+// errStore marks failures of the local store, which stop Run: continuing
+// would let memory and disk disagree.
+var errStore = errors.New("edge: store failed")
+
+// maxBatch bounds how many entries share one store transaction.
+const maxBatch = 256
+
+// watch runs one KV watcher. progressed reports whether anything was applied.
+func (m *Materialiser) watch(ctx context.Context) (progressed bool, err error) {
+	var opts []jetstream.WatchOpt
+	if rev := m.Revision(); rev > 0 {
+		opts = append(opts, jetstream.ResumeFromRevision(rev+1))
+	}
+	w, err := m.cfg.Docs.WatchAll(ctx, opts...)
+	if err != nil {
+		return false, fmt.Errorf("watch %s: %w", events.DocsBucket, err)
+	}
+	defer stopWatcher(w)
+	updates := w.Updates()
+	batch := make([]jetstream.KeyValueEntry, 0, maxBatch)
+	for {
+		var first jetstream.KeyValueEntry
+		select {
+		case <-ctx.Done():
+			return progressed, ctx.Err()
+		case e, ok := <-updates:
+			if !ok {
+				return progressed, errors.New("watcher closed")
+			}
+			if e == nil {
+				m.markReady()
+				continue
+			}
+			first = e
+		}
+		// Take what is already waiting, so a replay commits in batches.
+		batch = append(batch[:0], first)
+		initDone, closed := false, false
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case e, ok := <-updates:
+				switch {
+				case !ok:
+					closed = true
+					break drain
+				case e == nil:
+					initDone = true
+					break drain
+				}
+				batch = append(batch, e)
+			default:
+				break drain
+			}
+		}
+		if err := m.apply(ctx, batch); err != nil {
+			return progressed, err
+		}
+		progressed = true
+		if initDone {
+			m.markReady()
+		}
+		if closed {
+			return progressed, errors.New("watcher closed")
+		}
+	}
+}
+
+// stopWatcher stops w and drains its channel, so the subscription's
+// delivery goroutine, which may be blocked sending to it, can finish.
+func stopWatcher(w jetstream.KeyWatcher) {
+	_ = w.Stop()
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+		case <-t.C:
+			return
+		}
+	}
+}
+
+func (m *Materialiser) markReady() {
+	m.readyOnce.Do(func() {
+		close(m.ready)
+		m.logger.Info("cue_docs replay done", "docs", m.Status().Docs, "revision", m.Revision())
+	})
+}
+
+// apply turns entries into changes, writes them to the store and then to
+// memory. Entries at or below the applied revision are skipped: a resumed
+// or re-established watch may repeat a few.
+func (m *Materialiser) apply(ctx context.Context, entries []jetstream.KeyValueEntry) error {
+	last := m.Revision()
+	changes := make([]Change, 0, len(entries))
+	undecodable := 0
+	for _, e := range entries {
+		if e.Revision() <= last {
+			continue
+		}
+		c, bad, err := m.change(ctx, e)
+		if err != nil {
+			return err
+		}
+		if bad {
+			undecodable++
+		}
+		changes = append(changes, c)
+		last = e.Revision()
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := m.store.Apply(changes); err != nil {
+		return fmt.Errorf("%w: %w", errStore, err)
+	}
+	m.publish(changes, undecodable)
+	return nil
+}
+
+// change decodes one entry. An entry that does not decode removes its key's
+// document (bad is true): the bucket keeps one value per key, so a fresh
+// edge replaying it would not have the older value either, and the two must
+// agree. err is non-nil only when ctx ends while fetching a blob.
+func (m *Materialiser) change(ctx context.Context, e jetstream.KeyValueEntry) (c Change, bad bool, err error) {
+	c = Change{Key: e.Key(), Rev: e.Revision()}
+	repo, path, perr := events.ParseDocKey(e.Key())
+	if e.Operation() == jetstream.KeyValueDelete || e.Operation() == jetstream.KeyValuePurge {
+		return c, false, nil
+	}
+	log := m.logger.With("key", e.Key(), "repo", repo, "path", path, "revision", e.Revision())
+	if perr != nil {
+		log.Warn("cue_docs entry has a key that is not a DocKey; ignoring it", "err", perr)
+		return c, true, nil
+	}
+	rec, derr := events.DecodeDocRecord(e.Value())
+	if derr == nil && (rec.Repo != repo || rec.Path != path) {
+		derr = fmt.Errorf("record names %s/%s", rec.Repo, rec.Path)
+	}
+	if derr != nil {
+		log.Warn("undecodable doc record; dropping the document until the indexer rewrites it", "err", derr)
+		return c, true, nil
+	}
+	if rec.Deleted {
+		return c, false, nil
+	}
+	if rec.Skip == nil && rec.Blob != "" && rec.Content == "" {
+		content, skip, err := m.fetchBlob(ctx, log, rec.Blob)
+		if err != nil {
+			return c, false, err
+		}
+		rec.Content, rec.Skip = content, skip
+	}
+	if rec.Skip != nil {
+		rec.Content = ""
+	}
+	c.Doc = &Doc{Key: e.Key(), Rev: e.Revision(), Record: rec}
+	return c, false, nil
+}
+
+// fetchBlob reads a blob, retrying transient failures until ctx ends. A
+// missing or corrupt blob makes the document skipped, with the reason, so
+// read_doc can say why it cannot be read.
+func (m *Materialiser) fetchBlob(ctx context.Context, log *slog.Logger, sha string) (string, *events.Skip, error) {
+	if m.cfg.Blobs == nil {
+		log.Warn("doc record names a blob but this edge has no blob store", "blob", sha)
+		return "", &events.Skip{Reason: events.SkipUnreadable, Detail: "blob " + sha + " cannot be fetched: this edge was started without " + events.BlobsBucket}, nil
+	}
+	delay := 100 * time.Millisecond
+	for {
+		b, err := m.cfg.Blobs.GetBytes(ctx, sha)
+		switch {
+		case err == nil && events.SHA256Hex(b) == sha:
+			s := string(b)
+			if !utf8.ValidString(s) {
+				s = strings.ToValidUTF8(s, "\uFFFD")
+			}
+			return s, nil, nil
+		case err == nil:
+			log.Warn("blob content does not match its name", "blob", sha)
+			return "", &events.Skip{Reason: events.SkipUnreadable, Detail: "blob " + sha + " in " + events.BlobsBucket + " is corrupt; re-save the file to re-ingest it"}, nil
+		case errors.Is(err, jetstream.ErrObjectNotFound):
+			log.Warn("blob named by a doc record is missing", "blob", sha)
+			return "", &events.Skip{Reason: events.SkipUnreadable, Detail: "blob " + sha + " is missing from " + events.BlobsBucket + "; re-save the file to re-ingest it"}, nil
+		}
+		if ctx.Err() != nil {
+			return "", nil, ctx.Err()
+		}
+		log.Warn("fetching blob failed; retrying", "blob", sha, "err", err, "retry_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", nil, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(delay*2, 5*time.Second)
+	}
+}
+
+// publish brings the index and the view in step with changes already in
+// the store. Only Run's goroutine calls it, so index updates keep order.
+func (m *Materialiser) publish(changes []Change, undecodable int) {
+	mem := make([]*doc, len(changes))
+	for i, c := range changes {
+		if c.Doc == nil || c.Doc.Record.Skip != nil {
+			m.index.Remove(c.Key)
+		} else {
+			m.index.Upsert(c.Key, fieldsOf(&c.Doc.Record))
+		}
+		if c.Doc != nil {
+			mem[i] = m.memDoc(*c.Doc)
+		}
+	}
+	m.mu.Lock()
+	for i, c := range changes {
+		m.putLocked(c.Key, mem[i])
+	}
+	m.rev = changes[len(changes)-1].Rev
+	m.applied += uint64(len(changes))
+	m.undecodable += uint64(undecodable)
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+}
+
+// memDoc is the in-memory form of d; large contents stay in the store only.
+func (m *Materialiser) memDoc(d Doc) *doc {
+	md := &doc{key: d.Key, rev: d.Rev, rec: d.Record, anchors: topAnchors(d.Record.Headings, 3)}
+	md.inMemory = len(d.Record.Content) <= m.cfg.MaxContentInMemory
+	if !md.inMemory {
+		md.rec.Content = ""
+	}
+	return md
+}
+
+// putLocked sets key's document to d, or removes it when d is nil.
+func (m *Materialiser) putLocked(key string, d *doc) {
+	if old, ok := m.docs[key]; ok {
+		if old.rec.Skip != nil {
+			m.skipped--
+		}
+		if d == nil {
+			delete(m.docs, key)
+			m.dropPathLocked(old.rec.Repo, old.rec.Path, key)
+		} else {
+			m.docs[key] = d
+		}
+	} else if d != nil {
+		m.docs[key] = d
+		m.byPath[d.rec.Path] = append(m.byPath[d.rec.Path], key)
+		m.repos[d.rec.Repo]++
+		m.pathsGen++
+	}
+	if d != nil && d.rec.Skip != nil {
+		m.skipped++
+	}
+}
+
+func (m *Materialiser) dropPathLocked(repo, path, key string) {
+	keys := slices.DeleteFunc(m.byPath[path], func(k string) bool { return k == key })
+	if len(keys) == 0 {
+		delete(m.byPath, path)
+	} else {
+		m.byPath[path] = keys
+	}
+	if m.repos[repo]--; m.repos[repo] <= 0 {
+		delete(m.repos, repo)
+	}
+	m.pathsGen++
+}
+
+// fieldsOf is what the keyword index scores of a record.
+func fieldsOf(rec *events.DocRecord) search.Fields {
+	hs := make([]string, len(rec.Headings))
+	for i, h := range rec.Headings {
+		hs[i] = h.Text
+	}
+	return search.Fields{Path: rec.Path, Title: rec.Title, Headings: hs, Body: rec.Content}
+}
+
+// topAnchors returns the texts of the n most prominent headings: the
+// highest level first, in document order within a level.
+func topAnchors(hs []events.Heading, n int) []string {
+	if len(hs) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(hs)
+	slices.SortStableFunc(sorted, func(a, b events.Heading) int { return cmp.Compare(a.Level, b.Level) })
+	out := make([]string, 0, min(n, len(sorted)))
+	for _, h := range sorted[:min(n, len(sorted))] {
+		out = append(out, h.Text)
+	}
+	return out
+}
+
+// Ready is closed once the initial replay of cue_docs is applied.
+func (m *Materialiser) Ready() <-chan struct{} { return m.ready }
+
+// Revision is the last applied cue_docs revision.
+func (m *Materialiser) Revision() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.rev
+}
+
+// Status reports readiness and counts.
+func (m *Materialiser) Status() Status {
+	ready := false
+	select {
+	case <-m.ready:
+		ready = true
+	default:
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return Status{Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable}
+}
+
+// WaitRevision blocks until the cue_docs revision rev (for example one a
+// kv.Put returned) has been applied, ctx ends (its error is returned) or
+// the materialiser stops (ErrStopped).
+func (m *Materialiser) WaitRevision(ctx context.Context, rev uint64) error {
+	for {
+		m.mu.RLock()
+		cur, changed, stopped := m.rev, m.changed, m.stopped
+		m.mu.RUnlock()
+		if cur >= rev {
+			return nil
+		}
+		if stopped {
+			return fmt.Errorf("%w at revision %d, before %d", ErrStopped, cur, rev)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+func (m *Materialiser) stop() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.stopped {
+		m.stopped = true
+		close(m.changed)
+		m.changed = make(chan struct{})
+	}
+}
+
+// Close syncs and closes the store. Run calls it on return; call it
+// yourself only if Run was never called. The in-memory view stays readable,
+// but documents kept only in the store then fail with ErrStopped.
+func (m *Materialiser) Close() error {
+	m.closeOnce.Do(func() {
+		m.stop()
+		m.storeMu.Lock()
+		defer m.storeMu.Unlock()
+		m.closeErr = m.store.Close()
+	})
+	return m.closeErr
+}
+
+// content returns d's content: from memory (cached is true) or the store.
+func (m *Materialiser) content(d *doc) (content string, cached bool, err error) {
+	if d.inMemory {
+		return d.rec.Content, true, nil
+	}
+	m.storeMu.RLock()
+	defer m.storeMu.RUnlock()
+	m.mu.RLock()
+	stopped := m.stopped
+	m.mu.RUnlock()
+	if stopped {
+		return "", false, ErrStopped
+	}
+	sd, ok, err := m.store.Get(d.key)
+	if err != nil {
+		return "", false, err
+	}
+	if !ok || sd.Rev != d.rev {
+		// Replaced or removed since the caller looked it up.
+		return "", false, errChangedUnderfoot
+	}
+	return sd.Record.Content, false, nil
+}
+
+var errChangedUnderfoot = errors.New("edge: document changed while being read; retry")

@@ -1,0 +1,260 @@
+package edge
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Doc is a materialised document: the DocRecord the indexer wrote, with
+// Record.Content holding the file's text even when the record named a blob,
+// and the cue_docs revision it came from.
+type Doc struct {
+	Key    string           `json:"key"`
+	Rev    uint64           `json:"rev"`
+	Record events.DocRecord `json:"record"`
+}
+
+// Change is one cue_docs entry to apply to a Store: Doc is the new state of
+// Key, or nil when the key's document is gone.
+type Change struct {
+	Key string
+	Rev uint64
+	Doc *Doc
+}
+
+// Badger key layout. The format version lets a later release change the
+// layout: a store of another format is dropped and replayed from JetStream,
+// which is always possible because Badger is only a cache of the bucket.
+var (
+	keyFormat   = []byte("m/format")
+	keyRevision = []byte("m/rev")
+	docPrefix   = []byte("d/")
+)
+
+const storeFormat = "1"
+
+// ErrStoreTooBig is returned by Apply when a single document is larger than
+// what one Badger transaction can hold.
+var ErrStoreTooBig = errors.New("edge: document too large for one store transaction")
+
+// Store is an edge's local, rebuildable copy of cue_docs in Badger: the
+// documents keyed by DocKey and the last applied KV revision. The revision
+// is written in the same transaction as the document change it follows, so
+// after a crash it never runs ahead of the data; replaying from it applies
+// at most a few entries twice, which is harmless.
+type Store struct {
+	db     *badger.DB
+	logger *slog.Logger
+}
+
+// OpenStore opens (or creates) the store in dir; an empty dir keeps it in
+// memory, for tests. The Badger is tuned small because several share a
+// laptop process. A store written by another format is emptied, so the
+// edge replays cue_docs from the start.
+func OpenStore(dir string, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	opts := badger.DefaultOptions(dir).
+		WithInMemory(dir == "").
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(8 << 20).
+		WithNumVersionsToKeep(1).
+		WithValueThreshold(64 << 10).
+		WithValueLogFileSize(64 << 20).
+		WithNumCompactors(2).
+		WithMetricsEnabled(false).
+		WithLogger(badgerLogger{logger.With("component", "badger")})
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("edge: open store in %q (is another edge using it? remove the directory to rebuild from JetStream): %w", dir, err)
+	}
+	s := &Store{db: db, logger: logger}
+	if err := s.checkFormat(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) checkFormat() error {
+	var format string
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyFormat)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		v, err := item.ValueCopy(nil)
+		format = string(v)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("edge: read store format: %w", err)
+	}
+	if format == storeFormat {
+		return nil
+	}
+	if format != "" {
+		s.logger.Warn("store format changed; dropping it to replay cue_docs", "have", format, "want", storeFormat)
+		if err := s.db.DropAll(); err != nil {
+			return fmt.Errorf("edge: drop store of format %q: %w", format, err)
+		}
+	}
+	return s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte(storeFormat)) })
+}
+
+// LastRevision is the cue_docs revision of the last applied entry, 0 for a
+// fresh store.
+func (s *Store) LastRevision() (uint64, error) {
+	var rev uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyRevision)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) != 8 {
+				return fmt.Errorf("revision value has %d bytes, want 8", len(v))
+			}
+			rev = binary.BigEndian.Uint64(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("edge: read last revision: %w", err)
+	}
+	return rev, nil
+}
+
+// Apply writes changes in order, each with its revision. Changes share
+// transactions as far as Badger allows; every transaction carries the
+// revision of its last change. A document too big for a transaction of its
+// own fails with ErrStoreTooBig.
+func (s *Store) Apply(changes []Change) error {
+	txn := s.db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	pending := 0
+	for i := 0; i < len(changes); {
+		err := setChange(txn, changes[i])
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			if pending == 0 {
+				return fmt.Errorf("%w: %s at revision %d", ErrStoreTooBig, changes[i].Key, changes[i].Rev)
+			}
+			// The transaction holds changes up to i-1 and at least their
+			// revision; a half-written change i is harmless because its
+			// revision is not yet in it, so it is replayed after a crash.
+			if err := txn.Commit(); err != nil {
+				return fmt.Errorf("edge: store commit: %w", err)
+			}
+			txn = s.db.NewTransaction(true)
+			pending = 0
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("edge: store %s: %w", changes[i].Key, err)
+		}
+		pending++
+		i++
+	}
+	if err := txn.Commit(); err != nil {
+		return fmt.Errorf("edge: store commit: %w", err)
+	}
+	return nil
+}
+
+func setChange(txn *badger.Txn, c Change) error {
+	key := append(docPrefix[:len(docPrefix):len(docPrefix)], c.Key...)
+	if c.Doc == nil {
+		if err := txn.Delete(key); err != nil {
+			return err
+		}
+	} else {
+		v, err := json.Marshal(c.Doc)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(key, v); err != nil {
+			return err
+		}
+	}
+	var rev [8]byte
+	binary.BigEndian.PutUint64(rev[:], c.Rev)
+	return txn.Set(keyRevision, rev[:])
+}
+
+// Get returns the stored document of key; ok is false when there is none.
+func (s *Store) Get(key string) (doc Doc, ok bool, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(append(docPrefix[:len(docPrefix):len(docPrefix)], key...))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		return item.Value(func(v []byte) error { return json.Unmarshal(v, &doc) })
+	})
+	if err != nil {
+		return Doc{}, false, fmt.Errorf("edge: read %s from store: %w", key, err)
+	}
+	return doc, ok, nil
+}
+
+// ForEach calls fn with every stored document in key order and stops at
+// the first error, which it returns.
+func (s *Store) ForEach(fn func(Doc) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = docPrefix
+		opts.PrefetchSize = 256
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var doc Doc
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &doc) }); err != nil {
+				return fmt.Errorf("edge: decode stored %s (remove the store directory to rebuild): %w", it.Item().Key(), err)
+			}
+			if err := fn(doc); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Close syncs the store to disk and closes it.
+func (s *Store) Close() error {
+	syncErr := s.db.Sync()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("edge: close store: %w", err)
+	}
+	if syncErr != nil && !s.db.Opts().InMemory {
+		return fmt.Errorf("edge: sync store: %w", syncErr)
+	}
+	return nil
+}
+
+// badgerLogger sends Badger's warnings and errors to slog and drops its
+// chatter.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(fmt.Sprintf(f, a...)) }
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(fmt.Sprintf(f, a...)) }
+func (badgerLogger) Infof(string, ...any)          {}
+func (badgerLogger) Debugf(string, ...any)         {}

@@ -1,0 +1,332 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/suggest"
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Edge answers agents' tool calls from a Materialiser's state. It is a
+// tools.Caller and is safe for concurrent use.
+type Edge struct {
+	m      *Materialiser
+	logger *slog.Logger
+
+	candMu      sync.Mutex
+	candGen     uint64
+	cands       []string
+	candsByRepo map[string][]string
+}
+
+var _ tools.Caller = (*Edge)(nil)
+
+// New returns an Edge answering from m. A nil logger discards.
+func New(m *Materialiser, logger *slog.Logger) *Edge {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Edge{m: m, logger: logger, candGen: math.MaxUint64}
+}
+
+// Call runs one tool. Arguments are checked against the tool's schema and
+// completed with its defaults first. Failures an agent should see are
+// *tools.Error: CodeMethodMissing for a tool this edge does not serve,
+// CodeInvalidParams, and CodeFileNotFound (1001) for an unknown file (with a
+// suggestion when one is close) or a file ingest saw but did not index
+// (message "File Not Indexed", data reason and detail).
+func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch tool {
+	case tools.ReadContext:
+		return e.readContext(args)
+	case tools.ReadDoc:
+		return e.readDoc(args)
+	}
+	if _, err := tools.Validate(tool, args); err != nil {
+		return nil, err
+	}
+	return nil, &tools.Error{Code: tools.CodeMethodMissing, Message: "Tool not served by this edge", Data: map[string]any{"tool": tool}}
+}
+
+// readContext is seed 002 §1.
+func (e *Edge) readContext(raw json.RawMessage) (json.RawMessage, error) {
+	args, err := tools.Validate(tools.ReadContext, raw)
+	if err != nil {
+		return nil, err
+	}
+	var a tools.ReadContextArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, tools.InvalidParams(tools.ReadContext, err.Error())
+	}
+	mode := searchMode(raw)
+	if mode != "keyword" {
+		// Embeddings are not built yet: semantic and hybrid are answered by
+		// the keyword index alone, and the log says so rather than
+		// pretending otherwise.
+		e.logger.Debug("semantic search is not available yet; answering with keyword search", "mode", mode)
+	}
+	hits := e.m.search(a.Query, a.Limit, a.Filters)
+	return json.Marshal(hits)
+}
+
+// searchMode applies seed 002's priority: an explicit mode, else
+// semantic=true means "semantic", else "hybrid". It reads the arguments as
+// sent, because after defaults every call seems to set mode.
+func searchMode(raw json.RawMessage) string {
+	var a struct {
+		Mode     *string `json:"mode"`
+		Semantic *bool   `json:"semantic"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	switch {
+	case a.Mode != nil:
+		return *a.Mode
+	case a.Semantic != nil && *a.Semantic:
+		return "semantic"
+	}
+	return "hybrid"
+}
+
+// search runs a keyword query and returns up to limit hits that pass f.
+func (m *Materialiser) search(query string, limit int, f *tools.Filters) []tools.ContextHit {
+	want := limit + 8 // slack for hits removed since the index answered
+	if filtering(f) {
+		want = m.index.Len()
+	}
+	hits := m.index.Search(query, want)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]tools.ContextHit, 0, min(limit, len(hits)))
+	for _, h := range hits {
+		d, ok := m.docs[h.ID]
+		if !ok || d.rec.Skip != nil || !matches(f, d.rec.Frontmatter) {
+			continue
+		}
+		out = append(out, tools.ContextHit{
+			Path:    d.rec.Path,
+			Repo:    d.rec.Repo,
+			Hash:    d.rec.SHA256,
+			Tokens:  d.rec.Tokens,
+			Anchors: d.anchors,
+			Score:   math.Round(h.Score*1e4) / 1e4,
+		})
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// readDoc is seed 002 §2.
+func (e *Edge) readDoc(raw json.RawMessage) (json.RawMessage, error) {
+	args, err := tools.Validate(tools.ReadDoc, raw)
+	if err != nil {
+		// The schema's pattern error does not say what is wrong with an
+		// escaping path; say it plainly.
+		var a struct{ Path string }
+		if json.Unmarshal(raw, &a) == nil {
+			if problem := pathProblem(a.Path); problem != "" {
+				return nil, tools.InvalidParams(tools.ReadDoc, problem)
+			}
+		}
+		return nil, err
+	}
+	var a tools.ReadDocArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, tools.InvalidParams(tools.ReadDoc, err.Error())
+	}
+	if problem := pathProblem(a.Path); problem != "" {
+		return nil, tools.InvalidParams(tools.ReadDoc, problem)
+	}
+	d, err := e.resolve(a.Path)
+	if err != nil {
+		return nil, err
+	}
+	if d.rec.Skip != nil {
+		return nil, notIndexed(d)
+	}
+	content, cached, err := e.m.content(d)
+	if errors.Is(err, errChangedUnderfoot) {
+		// The document was replaced between lookup and read: look again.
+		if d, err = e.resolve(a.Path); err != nil {
+			return nil, err
+		}
+		if d.rec.Skip != nil {
+			return nil, notIndexed(d)
+		}
+		content, cached, err = e.m.content(d)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("edge: read_doc %s/%s: %w", d.rec.Repo, d.rec.Path, err)
+	}
+	res := tools.ReadDocResult{Path: d.rec.Path, Repo: d.rec.Repo, Cached: cached}
+	if a.Anchor == "" {
+		res.Content = strings.TrimSpace(content)
+		res.Tokens = d.tokensOfTrimmed(res.Content)
+	} else {
+		text, start, end, ok := section(content, d.rec.Headings, a.Anchor)
+		if !ok {
+			return nil, unknownAnchor(d, a.Anchor)
+		}
+		anchor := a.Anchor
+		res.Anchor = &anchor
+		res.Content = strings.TrimSpace(text)
+		res.LineRange = &tools.LineRange{Start: start, End: end}
+		res.Tokens = tokens.Count(res.Content)
+	}
+	res.Hash = events.SHA256Hex([]byte(res.Content))
+	return json.Marshal(res)
+}
+
+// tokensOfTrimmed counts the tokens of trimmed, d's trimmed content, once
+// per document version.
+func (d *doc) tokensOfTrimmed(trimmed string) int {
+	if n := d.trimmedTokens.Load(); n > 0 {
+		return int(n - 1)
+	}
+	n := tokens.Count(trimmed)
+	d.trimmedTokens.Store(int64(n) + 1)
+	return n
+}
+
+// pathProblem says why p cannot name a file inside a repository, or "".
+func pathProblem(p string) string {
+	switch {
+	case strings.Contains(p, `\`):
+		return fmt.Sprintf("path %q contains '\\': give a repo-relative path with '/' separators, e.g. docs/api.md", p)
+	case strings.HasPrefix(p, "/") || len(p) >= 2 && p[1] == ':':
+		return fmt.Sprintf("path %q is absolute: give it relative to the repository root, e.g. docs/api.md", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "..":
+			return fmt.Sprintf("path %q has a '..' segment: paths must stay inside the repository; give it relative to the root, e.g. docs/api.md", p)
+		case "", ".":
+			return fmt.Sprintf("path %q has an empty or '.' segment: give a clean repo-relative path, e.g. docs/api.md", p)
+		}
+	}
+	return ""
+}
+
+// resolve finds the one document p names: p is looked up as a path in
+// every repo, and as <repo>/<path> when its first segment is a repo.
+func (e *Edge) resolve(p string) (*doc, error) {
+	m := e.m
+	m.mu.RLock()
+	var matches []*doc
+	for _, k := range m.byPath[p] {
+		matches = append(matches, m.docs[k])
+	}
+	if repo, rest, ok := strings.Cut(p, "/"); ok && m.repos[repo] > 0 {
+		if d, ok := m.docs[events.DocKey(repo, rest)]; ok && !slices.Contains(matches, d) {
+			matches = append(matches, d)
+		}
+	}
+	m.mu.RUnlock()
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return nil, tools.FileNotFound(p, e.suggestPath(p))
+	}
+	names := make([]string, len(matches))
+	for i, d := range matches {
+		names[i] = d.rec.Repo + "/" + d.rec.Path
+	}
+	slices.Sort(names)
+	err := tools.InvalidParams(tools.ReadDoc, fmt.Sprintf("path %q is in %d repos: name one as <repo>/<path>, e.g. %q", p, len(names), names[0]))
+	err.Data["candidates"] = names
+	return nil, err
+}
+
+// suggestPath is the known markdown path closest to p, or "". When p
+// starts with a repo's name, that repo's paths are tried first, as
+// <repo>/<path>.
+func (e *Edge) suggestPath(p string) string {
+	all, byRepo := e.pathCandidates()
+	if repo, rest, ok := strings.Cut(p, "/"); ok {
+		if s := suggest.Suggest(rest, byRepo[repo]); s != "" {
+			return repo + "/" + s
+		}
+	}
+	return suggest.Suggest(p, all)
+}
+
+// pathCandidates lists the markdown paths read_doc can serve, in all repos
+// and per repo. It is rebuilt only when the set of paths changed.
+func (e *Edge) pathCandidates() (all []string, byRepo map[string][]string) {
+	e.candMu.Lock()
+	defer e.candMu.Unlock()
+	m := e.m
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if e.candGen == m.pathsGen {
+		return e.cands, e.candsByRepo
+	}
+	all = make([]string, 0, len(m.byPath))
+	byRepo = make(map[string][]string, len(m.repos))
+	for p, keys := range m.byPath {
+		if !strings.HasSuffix(p, ".md") {
+			continue
+		}
+		all = append(all, p)
+		for _, k := range keys {
+			repo := m.docs[k].rec.Repo
+			byRepo[repo] = append(byRepo[repo], p)
+		}
+	}
+	slices.Sort(all)
+	for _, ps := range byRepo {
+		slices.Sort(ps)
+	}
+	e.cands, e.candsByRepo, e.candGen = all, byRepo, m.pathsGen
+	return all, byRepo
+}
+
+// notIndexed is error 1001 for a file ingest saw and did not index: the
+// file exists, so "File Not Found" would mislead, but to an agent it is
+// equally unreadable through CueDeck, so it keeps code 1001 with its own
+// message and the reason.
+func notIndexed(d *doc) *tools.Error {
+	return &tools.Error{
+		Code:    tools.CodeFileNotFound,
+		Message: "File Not Indexed",
+		Data: map[string]any{
+			"path":       d.rec.Path,
+			"repo":       d.rec.Repo,
+			"reason":     string(d.rec.Skip.Reason),
+			"detail":     d.rec.Skip.Detail,
+			"suggestion": "CueDeck saw this file but did not index it; read it from the workspace directly.",
+		},
+	}
+}
+
+// maxListedHeadings bounds the headings an unknown-anchor error lists.
+const maxListedHeadings = 20
+
+func unknownAnchor(d *doc, anchor string) *tools.Error {
+	texts := make([]string, len(d.rec.Headings))
+	for i, h := range d.rec.Headings {
+		texts[i] = h.Text
+	}
+	err := tools.InvalidParams(tools.ReadDoc, fmt.Sprintf("anchor %q is not a heading of %s: use one of data.headings, or omit anchor to read the whole file", anchor, d.rec.Path))
+	err.Data["path"] = d.rec.Path
+	err.Data["headings"] = texts[:min(len(texts), maxListedHeadings)]
+	if s := suggest.Suggest(strings.TrimPrefix(anchor, "#"), texts); s != "" {
+		err.Data["suggestion"] = fmt.Sprintf("Did you mean '%s'?", s)
+	}
+	return err
+}
