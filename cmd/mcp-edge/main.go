@@ -12,10 +12,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/edge"
+	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/role"
@@ -60,9 +59,13 @@ func run() error {
 		return err
 	}
 	edg := edge.New(mat, log)
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return mat.Run(gctx) })
-	g.Go(func() error { return query.Serve(gctx, conn.NC, edg, query.Options{Prefix: *prefix}) })
+	// Started in order, stopped in reverse: HTTP and the query service stop
+	// answering before the edge syncs and closes its store.
+	g := lifecycle.New(ctx, log)
+	g.Start("edge", mat.Run)
+	g.Start("query", func(ctx context.Context) error {
+		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: *prefix})
+	})
 	if *httpAddr != "" {
 		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
@@ -70,7 +73,9 @@ func run() error {
 		}
 		log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
 		srv := mcpserver.New(edg, mcpserver.Options{Logger: log})
-		g.Go(func() error { return mcpserver.Serve(gctx, ln, mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{})) })
+		g.Start("mcp-http", func(ctx context.Context) error {
+			return mcpserver.Serve(ctx, ln, mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{}))
+		})
 	}
 	return g.Wait()
 }

@@ -7,18 +7,17 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/version"
@@ -131,32 +130,32 @@ func Run(ctx context.Context, o Options) (err error) {
 	// first, the indexer drains its consumer, then the query endpoints
 	// close, then the edge syncs and closes its Badger. The NATS
 	// connection and the embedded server close last (deferred above).
-	g := newGroup(ctx, log)
-	g.start("edge", mat.Run)
-	g.start("query", func(ctx context.Context) error {
+	g := lifecycle.New(ctx, log)
+	g.Start("edge", mat.Run)
+	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: QueryPrefix})
 	})
 	if httpLn != nil {
-		g.start("mcp-http", func(ctx context.Context) error {
+		g.Start("mcp-http", func(ctx context.Context) error {
 			return mcpserver.Serve(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}))
 		})
 	}
-	g.start("indexer", idx.Run)
-	g.start("ingest", ing.Run)
+	g.Start("indexer", idx.Run)
+	g.Start("ingest", ing.Run)
 
 	info := workspace.DaemonInfo{
 		PID: os.Getpid(), Workspace: ws.Root, Repo: cfg.Workspace.Name, NATSURL: natsURL,
 		MCPURL: mcpURL, QueryPrefix: QueryPrefix, StartedAt: time.Now().UTC(), Version: version.Version,
 	}
 	if err := ws.WriteDaemonInfo(info); err != nil {
-		g.stopAll()
+		g.StopAll()
 		return err
 	}
 	defer ws.RemoveDaemonInfo()
 	if o.Ready != nil {
 		o.Ready(info)
 	}
-	return g.wait()
+	return g.Wait()
 }
 
 func splitListen(listen string) (string, int, error) {
@@ -172,81 +171,4 @@ func splitListen(listen string) (string, int, error) {
 		return "", 0, fmt.Errorf("port %q is not a number", portStr)
 	}
 	return host, port, nil
-}
-
-// group runs components, each with its own context, and stops them in the
-// reverse of their start order when the parent context ends or any of
-// them fails.
-type group struct {
-	parent context.Context
-	log    *slog.Logger
-	mu     sync.Mutex
-	comps  []*component
-	failed chan struct{}
-	once   sync.Once
-	err    error
-}
-
-type component struct {
-	name   string
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
-}
-
-func newGroup(ctx context.Context, log *slog.Logger) *group {
-	return &group{parent: ctx, log: log, failed: make(chan struct{})}
-}
-
-func (g *group) start(name string, run func(context.Context) error) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(g.parent))
-	c := &component{name: name, cancel: cancel, done: make(chan struct{})}
-	g.mu.Lock()
-	g.comps = append(g.comps, c)
-	g.mu.Unlock()
-	go func() {
-		defer close(c.done)
-		c.err = run(ctx)
-		if ctx.Err() == nil {
-			// Stopped on its own: that is a failure of the daemon.
-			if c.err == nil {
-				c.err = errors.New("stopped unexpectedly")
-			}
-			g.fail(fmt.Errorf("%s: %w", name, c.err))
-		}
-	}()
-}
-
-func (g *group) fail(err error) {
-	g.once.Do(func() {
-		g.err = err
-		close(g.failed)
-	})
-}
-
-// wait blocks until the parent context ends or a component fails, then
-// stops everything in order and returns the first failure.
-func (g *group) wait() error {
-	select {
-	case <-g.parent.Done():
-	case <-g.failed:
-		g.log.Error("shutting down after a failure", "err", g.err)
-	}
-	g.stopAll()
-	return g.err
-}
-
-func (g *group) stopAll() {
-	g.mu.Lock()
-	comps := append([]*component(nil), g.comps...)
-	g.mu.Unlock()
-	for i := len(comps) - 1; i >= 0; i-- {
-		c := comps[i]
-		c.cancel()
-		<-c.done
-		if c.err != nil && !errors.Is(c.err, context.Canceled) {
-			g.log.Warn("stopped with error", "component", c.name, "err", c.err)
-		}
-		g.log.Debug("stopped", "component", c.name)
-	}
 }
