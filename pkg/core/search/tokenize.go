@@ -2,6 +2,8 @@ package search
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -131,11 +133,29 @@ func analyze(s string) []string {
 	return toks
 }
 
+// stemCache remembers stems across documents: a repository's vocabulary
+// repeats, and the Snowball stemmer was most of the cost of indexing. It
+// stops growing at maxStemCache words so that junk (hashes, generated
+// identifiers) cannot grow it without bound.
+var (
+	stemCache     sync.Map
+	stemCacheSize atomic.Int64
+)
+
+const maxStemCache = 1 << 18
+
 func stem(t string) string {
 	for k := 0; k < len(t); k++ {
 		if c := t[k]; c < 'a' || c > 'z' {
 			return t
 		}
 	}
-	return english.Stem(t, false)
+	if s, ok := stemCache.Load(t); ok {
+		return s.(string)
+	}
+	s := english.Stem(t, false)
+	if stemCacheSize.Add(1) <= maxStemCache {
+		stemCache.Store(strings.Clone(t), s)
+	}
+	return s
 }
