@@ -79,7 +79,7 @@ func (r *repo) open() error {
 
 // run scans the repo, then keeps it in sync until ctx ends.
 func (r *repo) run(ctx context.Context) {
-	w, err := fsnotify.NewWatcher()
+	w, err := newWatcher()
 	if err != nil {
 		r.watchUnavailable(err)
 	} else {
@@ -423,6 +423,9 @@ func (r *repo) relPath(name string) (string, bool) {
 	}
 	return filepath.ToSlash(rel), true
 }
+
+// newWatcher is replaced by tests that need watching to fail.
+var newWatcher = fsnotify.NewWatcher
 
 func osPath(rel string) string {
 	if rel == "" {
