@@ -66,13 +66,17 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 
 // ScanDone is closed once every repo has finished its first full scan and
 // everything that scan found to publish was acknowledged (or failed and was
-// logged).
+// logged). It stays open if Run stops before that.
 func (s *Service) ScanDone() <-chan struct{} { return s.scanDone }
 
 // Run opens the ingest state, scans every repo concurrently, then watches
 // them, until ctx is cancelled. It returns after all its goroutines have
 // stopped and the state is closed; nil when it stopped because ctx ended.
-// A second call returns an error.
+// It returns an error at once if the blobs object store is not provisioned,
+// a repo root cannot be opened, or the state cannot be opened (for instance
+// another ingest holds StateDir); a second call returns an error too.
+// Failures to publish single files are logged and counted in Stats, not
+// returned: the file is tried again at its next change or rescan.
 func (s *Service) Run(ctx context.Context) (err error) {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("ingest: Run called twice")

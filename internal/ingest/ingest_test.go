@@ -512,3 +512,29 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTouchWithoutChangePublishesNothing(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	got := collect(t, conn)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.md")
+	writeTree(t, dir, map[string]string{"f.md": "same"})
+	run := start(t, conn, config(t, ingest.RepoConfig{Name: "app", Root: dir}))
+	got.waitCount(t, 1)
+
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(file, later, later); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, within, "touched file re-read", func() bool { return repoStats(t, run.svc, "app").FilesRead == 2 })
+	// Events of one path keep their order, so a publish for the touch would
+	// arrive before the one for this edit.
+	writeTree(t, dir, map[string]string{"f.md": "different"})
+	got.waitFor(t, "edit", func(r received) bool {
+		up, ok := r.Event.(events.FileUpserted)
+		return ok && up.Content == "different"
+	})
+	if n := len(got.matching("f.md", "")); n != 2 {
+		t.Errorf("%d events for f.md, want the initial upsert and the edit", n)
+	}
+}

@@ -108,7 +108,6 @@ func (r *repo) watchUnavailable(err error) {
 	r.logger.Error("ingest: file watching failed; falling back to rescanning periodically. "+
 		"On Linux raise the inotify limits, e.g. sudo sysctl fs.inotify.max_user_watches=524288 fs.inotify.max_user_instances=1024, then restart ingest",
 		"err", err, "rescan_every", r.s.cfg.PollInterval)
-	r.request("")
 }
 
 // scanLoop runs the first full scan, then the scans the watcher requests,
@@ -405,10 +404,22 @@ func (r *repo) changed(ctx context.Context, rel string) {
 		// A file or a whole directory is gone.
 		r.enqueue(ctx, job{repo: r, path: rel})
 		if under, _ := r.s.state.paths(r.name, rel); len(under) > 1 || len(under) == 1 && under[0] != rel {
+			r.unwatchUnder(rel)
 			r.request(rel)
 		}
 	default:
 		r.enqueue(ctx, job{repo: r, path: rel})
+	}
+}
+
+// unwatchUnder drops the watches of the subdirectories of a directory that
+// moved away: inotify keeps them, reporting under the old names.
+func (r *repo) unwatchUnder(dir string) {
+	prefix := filepath.Join(r.absRoot, filepath.FromSlash(dir)) + string(filepath.Separator)
+	for _, p := range r.watcher.WatchList() {
+		if strings.HasPrefix(p, prefix) {
+			_ = r.watcher.Remove(p)
+		}
 	}
 }
 
