@@ -201,4 +201,3 @@ func lastSeq(t *testing.T, conn *bus.Conn) uint64 {
 func isKind(k events.Kind) func(received) bool {
 	return func(r received) bool { return r.Event.EventKind() == k }
 }
-
