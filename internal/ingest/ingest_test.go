@@ -538,3 +538,21 @@ func TestTouchWithoutChangePublishesNothing(t *testing.T) {
 		t.Errorf("%d events for f.md, want the initial upsert and the edit", n)
 	}
 }
+
+func TestStateDirInsideRepoIsNotIngested(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	got := collect(t, conn)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.md": "a"})
+	cfg := config(t, ingest.RepoConfig{Name: "app", Root: dir})
+	cfg.StateDir = filepath.Join(dir, "state", "ingest")
+	start(t, conn, cfg)
+	got.waitCount(t, 1)
+	writeTree(t, dir, map[string]string{"b.md": "b"})
+	got.waitFor(t, "upsert of b.md", func(r received) bool { return r.path() == "b.md" })
+	for _, r := range got.all() {
+		if strings.HasPrefix(r.path(), "state/") {
+			t.Errorf("published the ingest's own state file %s", r.path())
+		}
+	}
+}

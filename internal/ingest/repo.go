@@ -55,11 +55,19 @@ func newRepo(s *Service, rc RepoConfig) (*repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ingest: repo %q: root %s: %w", rc.Name, rc.Root, err)
 	}
+	exclude := s.cfg.Exclude
+	// The state's own files must never be ingested: every publish writes
+	// them, which would be seen as a change to publish.
+	if stateDir, err := filepath.Abs(s.cfg.StateDir); err == nil {
+		if rel, err := filepath.Rel(abs, stateDir); err == nil && rel != "." && filepath.IsLocal(rel) {
+			exclude = append(slices.Clone(exclude), "/"+filepath.ToSlash(rel)+"/")
+		}
+	}
 	return &repo{
 		s:         s,
 		name:      rc.Name,
 		absRoot:   abs,
-		rules:     newIgnoreRules(s.cfg.Exclude),
+		rules:     newIgnoreRules(exclude),
 		logger:    s.logger.With("repo", rc.Name),
 		firstScan: make(chan struct{}),
 		reqs:      make(map[string]bool),

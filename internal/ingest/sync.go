@@ -46,7 +46,7 @@ func (r *repo) syncPath(ctx context.Context, rel string, walked bool) error {
 		case errors.Is(err, fs.ErrNotExist):
 			gone = true
 		case err != nil:
-			return r.publishSkip(ctx, rel, prev, had, 0, time.Time{}, events.SkipUnreadable, err.Error())
+			return r.publishSkip(ctx, rel, prev, had, 0, time.Unix(0, 0), events.SkipUnreadable, err.Error())
 		}
 	}
 	if !gone && fi.Mode()&fs.ModeSymlink != 0 {
