@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -68,7 +69,7 @@ func run() error {
 	// flight, then closes its state store; the connection closes last.
 	defer conn.Close()
 	svc, err := ingest.New(conn, ingest.Config{
-		Repos: repos, Exclude: exclude, MaxFileBytes: *maxFile, InlineBytes: *inline,
+		Repos: repos, Exclude: append(slices.Clone(ingest.DefaultExclude), exclude...), MaxFileBytes: *maxFile, InlineBytes: *inline,
 		Debounce: *debounce, StateDir: *stateDir,
 	}, log)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -92,7 +93,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		repos = append(repos, ingest.RepoConfig{Name: r.Name, Root: r.Path})
 	}
 	ing, err := ingest.New(conn, ingest.Config{
-		Repos: repos, Exclude: cfg.Ingest.Exclude, MaxFileBytes: cfg.Ingest.MaxFileBytes,
+		Repos: repos, Exclude: append(slices.Clone(ingest.DefaultExclude), cfg.Ingest.Exclude...), MaxFileBytes: cfg.Ingest.MaxFileBytes,
 		InlineBytes: cfg.Ingest.InlineBytes, Debounce: cfg.Ingest.Debounce.Duration,
 		StateDir: ws.StateDir("ingest"),
 	}, log.With("role", "ingest"))

@@ -1,0 +1,203 @@
+package ingest_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+const within = 20 * time.Second
+
+// received is one event read from the ingest stream.
+type received struct {
+	Seq   uint64
+	MsgID string
+	Event events.Event
+}
+
+func (r received) path() string {
+	switch e := r.Event.(type) {
+	case events.FileUpserted:
+		return e.Path
+	case events.FileDeleted:
+		return e.Path
+	case events.FileSkipped:
+		return e.Path
+	}
+	return ""
+}
+
+// collector reads every file event through the indexer's durable consumer,
+// acking each, as an indexer would.
+type collector struct {
+	mu  sync.Mutex
+	got []received
+}
+
+func collect(t *testing.T, conn *bus.Conn) *collector {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cons, err := conn.JS.Consumer(ctx, events.IngestStream, events.IndexerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		ev, err := events.Decode(m.Data())
+		if err != nil {
+			t.Errorf("undecodable event on %s: %v", m.Subject(), err)
+		}
+		md, _ := m.Metadata()
+		var seq uint64
+		if md != nil {
+			seq = md.Sequence.Stream
+		}
+		c.mu.Lock()
+		c.got = append(c.got, received{Seq: seq, MsgID: m.Headers().Get(jetstream.MsgIDHeader), Event: ev})
+		c.mu.Unlock()
+		_ = m.Ack()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cc.Stop()
+		<-cc.Closed()
+	})
+	return c
+}
+
+func (c *collector) all() []received {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]received(nil), c.got...)
+}
+
+// matching returns the events for path of kind k (any kind if k is "").
+func (c *collector) matching(path string, k events.Kind) []received {
+	var out []received
+	for _, r := range c.all() {
+		if r.path() == path && (k == "" || r.Event.EventKind() == k) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitFor waits for an event satisfying ok and returns it.
+func (c *collector) waitFor(t *testing.T, what string, ok func(received) bool) received {
+	t.Helper()
+	var found received
+	bustest.Eventually(t, within, what, func() bool {
+		for _, r := range c.all() {
+			if ok(r) {
+				found = r
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+func (c *collector) waitCount(t *testing.T, n int) {
+	t.Helper()
+	bustest.Eventually(t, within, "events received", func() bool { return len(c.all()) >= n })
+}
+
+// running is a Service running in the background.
+type running struct {
+	svc  *ingest.Service
+	stop func()
+}
+
+// start runs a Service for cfg and waits for its initial scan. stop (also
+// run at cleanup) cancels it and checks that Run returned cleanly.
+func start(t *testing.T, conn *bus.Conn, cfg ingest.Config) running {
+	t.Helper()
+	svc, err := ingest.New(conn, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(within):
+				t.Errorf("Run did not return within %s of cancel", within)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	select {
+	case <-svc.ScanDone():
+	case err := <-done:
+		t.Fatalf("Run returned before the initial scan: %v", err)
+	case <-time.After(within):
+		t.Fatalf("initial scan not done within %s", within)
+	}
+	return running{svc: svc, stop: stop}
+}
+
+// writeTree creates files (path → content) under dir.
+func writeTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func repoStats(t *testing.T, svc *ingest.Service, name string) ingest.RepoStats {
+	t.Helper()
+	for _, r := range svc.Stats().Repos {
+		if r.Repo == name {
+			return r
+		}
+	}
+	t.Fatalf("no stats for repo %s", name)
+	return ingest.RepoStats{}
+}
+
+func lastSeq(t *testing.T, conn *bus.Conn) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := conn.JS.Stream(ctx, events.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.LastSeq
+}
+
+func isKind(k events.Kind) func(received) bool {
+	return func(r received) bool { return r.Event.EventKind() == k }
+}

@@ -1,0 +1,220 @@
+// Package ingest is the ingest role's service: it walks each configured
+// repository honouring .gitignore, watches it for changes, and publishes what
+// changed as FileUpserted, FileDeleted and FileSkipped events on the ingest
+// stream, large contents going through the blobs object store. What was
+// published is remembered in a local Badger, so a restart sends nothing for
+// unchanged files. cmd/cue-ingest and `cue up` run it.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Service ingests a set of repositories. Create it with New and start it
+// with Run.
+type Service struct {
+	conn     *bus.Conn
+	cfg      Config
+	logger   *slog.Logger
+	repos    []*repo
+	scanDone chan struct{}
+	started  atomic.Bool
+
+	// Set by Run.
+	state *stateStore
+	blobs jetstream.ObjectStore
+	seed  maphash.Seed
+}
+
+// New validates cfg and returns a Service publishing through conn. A nil
+// logger discards logs.
+func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
+	if conn == nil || conn.JS == nil {
+		return nil, errors.New("ingest: no bus connection")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	cfg.Exclude = slices.Clone(cfg.Exclude)
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), seed: maphash.MakeSeed()}
+	for _, rc := range cfg.Repos {
+		r, err := newRepo(s, rc)
+		if err != nil {
+			return nil, err
+		}
+		s.repos = append(s.repos, r)
+	}
+	return s, nil
+}
+
+// ScanDone is closed once every repo has finished its first full scan and
+// everything that scan found to publish was acknowledged (or failed and was
+// logged). It stays open if Run stops before that.
+func (s *Service) ScanDone() <-chan struct{} { return s.scanDone }
+
+// Run opens the ingest state, scans every repo concurrently, then watches
+// them, until ctx is cancelled. It returns after all its goroutines have
+// stopped and the state is closed; nil when it stopped because ctx ended.
+// It returns an error at once if the blobs object store is not provisioned,
+// a repo root cannot be opened, or the state cannot be opened (for instance
+// another ingest holds StateDir); a second call returns an error too.
+// Failures to publish single files are logged and counted in Stats, not
+// returned: the file is tried again at its next change or rescan.
+func (s *Service) Run(ctx context.Context) (err error) {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("ingest: Run called twice")
+	}
+	blobs, err := s.conn.JS.ObjectStore(ctx, events.BlobsBucket)
+	if err != nil {
+		return fmt.Errorf("ingest: object store %s: %w (provision the topology first: bus.Provision, which `cue up` does)", events.BlobsBucket, err)
+	}
+	s.blobs = blobs
+	for i, r := range s.repos {
+		if err := r.open(); err != nil {
+			for _, opened := range s.repos[:i] {
+				opened.root.Close()
+			}
+			return err
+		}
+	}
+	defer func() {
+		for _, r := range s.repos {
+			r.root.Close()
+		}
+	}()
+	state, err := openState(s.cfg.StateDir, s.logger)
+	if err != nil {
+		return err
+	}
+	s.state = state
+	defer func() {
+		if cerr := state.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("ingest: close state: %w", cerr)
+		}
+	}()
+
+	// Publishers: one queue each, a path always hashed to the same one, so
+	// the events of one file are published in the order they were decided.
+	queues := make([]chan job, s.cfg.Publishers)
+	var pubs sync.WaitGroup
+	for i := range queues {
+		queues[i] = make(chan job, 64)
+		pubs.Go(func() {
+			for j := range queues[i] {
+				j.repo.sync(ctx, j.path, j.walked)
+				if j.done != nil {
+					j.done.Done()
+				}
+			}
+		})
+	}
+	enqueue := func(ctx context.Context, j job) bool {
+		q := queues[maphash.String(s.seed, j.repo.name+"\x00"+j.path)%uint64(len(queues))]
+		select {
+		case q <- j:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	var repos sync.WaitGroup
+	for _, r := range s.repos {
+		r.enqueue = enqueue
+		repos.Go(func() { r.run(ctx) })
+	}
+	var scans sync.WaitGroup
+	for _, r := range s.repos {
+		scans.Go(func() {
+			select {
+			case <-r.firstScan:
+			case <-ctx.Done():
+			}
+		})
+	}
+	scans.Wait()
+	if ctx.Err() == nil {
+		close(s.scanDone)
+		s.logger.Info("ingest: initial scan done", "repos", len(s.repos))
+	}
+
+	// Shut down in order: stop the watchers and scanners, then let the
+	// publishers drain (with ctx cancelled they give up at once), then close
+	// the state (deferred above).
+	repos.Wait()
+	for _, q := range queues {
+		close(q)
+	}
+	pubs.Wait()
+	return nil
+}
+
+// job asks a publisher to bring one path's published state in line with the
+// disk. walked says the walker already found the path and decided it is not
+// ignored.
+type job struct {
+	repo   *repo
+	path   string
+	walked bool
+	done   *sync.WaitGroup
+}
+
+// Stats is a snapshot of the service's progress, one entry per repo in
+// configuration order.
+type Stats struct {
+	Repos []RepoStats
+}
+
+// RepoStats describes one repo's ingest.
+type RepoStats struct {
+	Repo string
+	// FilesSeen is how many files the last full scan found (not ignored).
+	FilesSeen int
+	// FilesRead counts files read and hashed since start; unchanged files
+	// are not read.
+	FilesRead int64
+	// Upserted, Deleted and Published count acknowledged publishes since
+	// start; Published includes skips.
+	Upserted  int64
+	Deleted   int64
+	Published int64
+	// Skipped counts published skips by reason since start.
+	Skipped map[events.SkipReason]int64
+	// PublishErrors counts publishes that failed after retrying.
+	PublishErrors int64
+	// LastScan is how long the last full scan took, publishing included.
+	LastScan time.Duration
+	// Scanning is true while a full scan runs; ScanDone once the first one
+	// finished.
+	Scanning bool
+	ScanDone bool
+	// Watching is false when file watching is unavailable and the repo is
+	// rescanned every PollInterval instead.
+	Watching bool
+}
+
+// Stats returns a snapshot of every repo's progress.
+func (s *Service) Stats() Stats {
+	out := Stats{Repos: make([]RepoStats, 0, len(s.repos))}
+	for _, r := range s.repos {
+		out.Repos = append(out.Repos, r.snapshot())
+	}
+	return out
+}

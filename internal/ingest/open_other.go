@@ -1,0 +1,5 @@
+//go:build !unix
+
+package ingest
+
+const openNonBlock = 0

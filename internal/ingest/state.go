@@ -1,0 +1,143 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// fileState is what ingest last published for a file, so that a scan sends
+// only what changed. It is written after the publish was acknowledged.
+type fileState struct {
+	SHA256 string            `json:"sha,omitempty"`
+	Size   int64             `json:"size"`
+	Mod    int64             `json:"mod"` // mtime, Unix nanoseconds
+	Skip   events.SkipReason `json:"skip,omitempty"`
+	// Checked is when the content was last read (Unix nanoseconds). A file
+	// modified shortly before that may have changed again within the same
+	// mtime tick, so it is re-read rather than trusted (git's "racy clean").
+	Checked int64 `json:"checked"`
+}
+
+func (s fileState) modTime() time.Time { return time.Unix(0, s.Mod) }
+
+// racyWindow is how close to its last read a file's mtime may be before
+// size and mtime alone no longer prove the content unchanged. Two seconds
+// cover the coarsest common timestamp granularity (FAT).
+const racyWindow = 2 * time.Second
+
+// sameAs reports whether a file with size and mod is, by its metadata, the
+// version recorded in s.
+func (s fileState) sameAs(size int64, mod time.Time) bool {
+	return s.Size == size && s.Mod == mod.UnixNano() && mod.UnixNano() < s.Checked-int64(racyWindow)
+}
+
+// stateStore keeps fileStates in Badger under "f\x00<repo>\x00<path>".
+type stateStore struct {
+	db *badger.DB
+}
+
+func openState(dir string, logger *slog.Logger) (*stateStore, error) {
+	// Several Badgers share a laptop process, so memtables and caches are
+	// kept small; the state is a few hundred bytes per file.
+	opts := badger.DefaultOptions(dir).
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(2).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(4 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithNumVersionsToKeep(1).
+		WithNumCompactors(2).
+		WithLogger(badgerLogger{logger})
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: open state in %s: %w (is another ingest running with this StateDir? stop it or use a different directory)", dir, err)
+	}
+	return &stateStore{db: db}, nil
+}
+
+func (s *stateStore) close() error { return s.db.Close() }
+
+func stateKey(repo, path string) []byte {
+	return []byte("f\x00" + repo + "\x00" + path)
+}
+
+func (s *stateStore) get(repo, path string) (fileState, bool, error) {
+	var st fileState
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(stateKey(repo, path))
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error { return json.Unmarshal(v, &st) })
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return fileState{}, false, nil
+	}
+	if err != nil {
+		return fileState{}, false, fmt.Errorf("ingest: read state of %s/%s: %w", repo, path, err)
+	}
+	return st, true, nil
+}
+
+func (s *stateStore) put(repo, path string, st fileState) error {
+	v, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(stateKey(repo, path), v) }); err != nil {
+		return fmt.Errorf("ingest: write state of %s/%s: %w", repo, path, err)
+	}
+	return nil
+}
+
+func (s *stateStore) delete(repo, path string) error {
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(stateKey(repo, path)) }); err != nil {
+		return fmt.Errorf("ingest: delete state of %s/%s: %w", repo, path, err)
+	}
+	return nil
+}
+
+// paths lists the recorded paths of repo that are dir or lie under it ("" is
+// the whole repo).
+func (s *stateStore) paths(repo, dir string) ([]string, error) {
+	repoPrefix := stateKey(repo, "")
+	seek := stateKey(repo, dir)
+	var out []string
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: seek})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			p := string(it.Item().Key()[len(repoPrefix):])
+			if dir == "" || p == dir || strings.HasPrefix(p, dir+"/") {
+				out = append(out, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: list state of %s/%s: %w", repo, dir, err)
+	}
+	return out, nil
+}
+
+// badgerLogger routes Badger's warnings and errors to slog; its chatter
+// below warning level is dropped.
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any) {
+	b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
+}
+
+func (b badgerLogger) Warningf(f string, a ...any) {
+	b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
+}
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}
