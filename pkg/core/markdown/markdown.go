@@ -100,7 +100,9 @@ var mdParser = sync.OnceValue(func() parser.Parser { return goldmark.DefaultPars
 
 // Parse reads the structure of a markdown file. It never fails: broken
 // frontmatter is reported in Document.FrontmatterErr and everything else
-// parses as CommonMark does, invalid UTF-8 included.
+// parses as CommonMark does, invalid UTF-8 included. To keep its time linear,
+// a line that would make a paragraph longer than 8 KiB is not parsed, so
+// links on it are missed; headings and code fences are always found.
 func Parse(src []byte) Document {
 	lines := newLineIndex(src)
 	doc := Document{Lines: lines.count(), BodyStart: 1}
