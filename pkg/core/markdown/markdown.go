@@ -100,12 +100,14 @@ var mdParser = sync.OnceValue(func() parser.Parser { return goldmark.DefaultPars
 
 // Parse reads the structure of a markdown file. It never fails: broken
 // frontmatter is reported in Document.FrontmatterErr and everything else
-// parses as CommonMark does, invalid UTF-8 included.
+// parses as CommonMark does, invalid UTF-8 included. To keep its time linear,
+// a line that would make a paragraph longer than 8 KiB is not parsed, so
+// links on it are missed; headings and code fences are always found.
 func Parse(src []byte) Document {
 	lines := newLineIndex(src)
 	doc := Document{Lines: lines.count(), BodyStart: 1}
 
-	body := src
+	body, owned := src, false
 	if fm, ok := splitFrontmatter(src); ok {
 		doc.Frontmatter, doc.FrontmatterErr = fm.decode()
 		if fm.closeLine > 0 {
@@ -114,7 +116,7 @@ func Parse(src []byte) Document {
 			// and line numbers of the body stay those of the file and the
 			// YAML cannot be read as markdown (key: value\n--- would be a
 			// setext heading).
-			body = bytes.Clone(src)
+			body, owned = bytes.Clone(src), true
 			for i := 0; i < fm.bodyOffset; i++ {
 				if body[i] != '\n' && body[i] != '\r' {
 					body[i] = ' '
@@ -123,6 +125,7 @@ func Parse(src []byte) Document {
 		}
 	}
 
+	body = boundParagraphs(body, owned)
 	root := mdParser().Parse(text.NewReader(body))
 	w := walker{src: body, lines: lines}
 	w.collect(root)
@@ -130,6 +133,65 @@ func Parse(src []byte) Document {
 	doc.Links = w.sortedLinks()
 	finishHeadings(doc.Headings, doc.Lines)
 	return doc
+}
+
+// maxParagraph bounds the bytes goldmark parses as one paragraph. Its
+// inline and link-definition parsers take time quadratic in a paragraph's
+// length on unclosed constructs: 200 KB of "[a](" took 24 s, 5 MB would take
+// hours. Real paragraphs are far shorter.
+const maxParagraph = 8 << 10
+
+// boundParagraphs blanks a line (keeping its line ending, so offsets hold)
+// wherever a run of non-blank lines would grow past maxParagraph, and any
+// longer line. Lines that can open or close a block (headings, setext
+// underlines, thematic breaks, code fences) end a run and are never blanked,
+// so headings and code blocks come out as without it. The text of a blanked
+// line is lost to the parse; it is there only in adversarial or generated
+// files. body is copied before its first change unless owned is true.
+func boundParagraphs(body []byte, owned bool) []byte {
+	run := 0
+	for off := 0; off < len(body); {
+		line, next := nextLine(body, off)
+		switch {
+		case len(bytes.TrimSpace(line)) == 0:
+			run = 0
+		case len(line) <= maxParagraph && opensBlock(line):
+			run = 0
+		default:
+			run += len(line) + 1
+			if run > maxParagraph {
+				if !owned {
+					body, owned = bytes.Clone(body), true
+				}
+				for i := off; i < off+len(line); i++ {
+					if body[i] != '\r' {
+						body[i] = ' '
+					}
+				}
+				run = 0
+			}
+		}
+		off = next
+	}
+	return body
+}
+
+// opensBlock reports whether line may be an ATX heading, a setext underline,
+// a thematic break or a code fence.
+func opensBlock(line []byte) bool {
+	t := bytes.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || len(t) == 0 {
+		return false
+	}
+	switch t[0] {
+	case '#':
+		return true
+	case '`', '~':
+		return bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~"))
+	case '=', '-', '*', '_':
+		return len(bytes.Trim(t, " \t\r=-*_")) == 0
+	}
+	return false
 }
 
 // walker gathers headings, links and the text runs that may hold refs.

@@ -3,6 +3,7 @@ package markdown
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -406,6 +407,53 @@ func TestParseLargeInput(t *testing.T) {
 	last := doc.Headings[len(doc.Headings)-1]
 	if last.EndLine != doc.Lines {
 		t.Errorf("last heading ends at %d, want %d", last.EndLine, doc.Lines)
+	}
+}
+
+func TestParsePathologicalInputsAreBounded(t *testing.T) {
+	// goldmark is quadratic in a paragraph's length on these; unbounded,
+	// 512 KiB of the first took minutes. Compare with ordinary markdown of
+	// the same size rather than with a clock.
+	const size = 512 << 10
+	timed := func(s string) time.Duration {
+		start := time.Now()
+		Parse([]byte(s))
+		return time.Since(start)
+	}
+	normal := timed(string(largeDoc(size)))
+	for _, unit := range []string{"[a](", "[a](\n", "[x]: y\n", "[a](<", ">", "**_["} {
+		if d := timed(strings.Repeat(unit, size/len(unit))); d > 20*normal+50*time.Millisecond {
+			t.Errorf("Parse(%q x %d) took %v, ordinary markdown %v", unit, size/len(unit), d, normal)
+		}
+	}
+}
+
+func TestParseKeepsStructureAroundHugeParagraphs(t *testing.T) {
+	para := strings.Repeat("word [x](y.md) ", 1000) // one 15 KB line
+	src := strings.Join([]string{
+		"# First", // 1
+		strings.Repeat("line of a long paragraph\n", 2000) + "[after](a.md)", // 2-2002
+		"```", // 2003
+		strings.Repeat("# code line in a long fence\n", 2000) + "```", // 2004-4004
+		para,                   // 4005
+		"## Second [ok](b.md)", // 4006
+	}, "\n")
+	doc := Parse([]byte(src))
+	var got []string
+	for _, h := range doc.Headings {
+		got = append(got, fmt.Sprintf("%d:%s", h.Line, h.Text))
+	}
+	if want := []string{"1:First", "4006:Second ok"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("headings = %v, want %v", got, want)
+	}
+	var links []string
+	for _, l := range doc.Links {
+		if l.Target != "y.md" {
+			links = append(links, fmt.Sprintf("%d:%s", l.Line, l.Target))
+		}
+	}
+	if want := []string{"2002:a.md", "4006:b.md"}; !reflect.DeepEqual(links, want) {
+		t.Errorf("links = %v, want %v", links, want)
 	}
 }
 

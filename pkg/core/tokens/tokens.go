@@ -45,6 +45,12 @@ func Count(s string) int {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
+	if strings.IndexByte(s, 0x7f) >= 0 {
+		// The encoder's compiled pre-split regexp matches no DEL, so DEL
+		// would count as nothing; any other control character is a token
+		// of its own as DEL is in cl100k_base.
+		s = strings.ReplaceAll(s, "\x7f", "\x1f")
+	}
 	total := 0
 	for len(s) > 0 {
 		piece := s[:cut(s)]

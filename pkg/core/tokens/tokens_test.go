@@ -30,6 +30,16 @@ func TestCountInvalidUTF8CountsAsReplaced(t *testing.T) {
 	}
 }
 
+func TestCountDEL(t *testing.T) {
+	// tiktoken-go v0.10.0 drops DEL; tiktoken counts "a\x7fb" as 3 tokens.
+	if got := Count("a\x7fb"); got != 3 {
+		t.Errorf("Count(a DEL b) = %d, want 3", got)
+	}
+	if got := Count("\x7f"); got != 1 {
+		t.Errorf("Count(DEL) = %d, want 1", got)
+	}
+}
+
 func TestCountLargeTextIsCloseToExact(t *testing.T) {
 	c, err := codec()
 	if err != nil {

@@ -1,0 +1,329 @@
+// Package docparse derives what the indexer stores about a file: its kind
+// and language, line and token counts, title, headings, links, frontmatter
+// and the chunks search scores on their own. The indexer calls Build for each
+// FileUpserted and adds the fields that come from the event itself.
+package docparse
+
+import (
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cuedeck/cuedeck/pkg/core/markdown"
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Chunking limits. A markdown section is one chunk unless it holds more than
+// MaxChunkTokens; code and plain text are cut into windows of about
+// WindowLines lines, at a blank line where there is one.
+const (
+	MaxChunkTokens = 512
+	WindowLines    = 60
+)
+
+// Warning texts that are not built from a message.
+const (
+	WarnInvalidUTF8    = "invalid UTF-8 replaced"
+	WarnTitleNotString = "frontmatter: title is not a string; quote it to use it as the title"
+)
+
+// CardsDir holds task cards; markdown files under it are DocCard.
+const CardsDir = ".cuedeck/cards/"
+
+// Build derives a DocRecord from a file's content. It fills Repo, Path, Kind,
+// Language, Tokens, Lines, Title, Headings, Links, Frontmatter, Chunks and
+// Warnings; the caller sets SHA256, Size, ModTime, SourceSeq, Content and
+// IndexedAt. Build never fails: what it cannot read it reports in Warnings.
+// Invalid UTF-8 is replaced by U+FFFD before parsing, so line numbers and
+// chunks refer to the repaired text.
+func Build(repo, path, content string) events.DocRecord {
+	rec := events.DocRecord{Repo: repo, Path: path}
+	if !utf8.ValidString(content) {
+		content = strings.ToValidUTF8(content, "\uFFFD")
+	}
+	if strings.ContainsRune(content, utf8.RuneError) {
+		// Ingest repairs content before it travels and says so only with a
+		// flag; the replacement characters are how the repair shows here.
+		rec.Warnings = append(rec.Warnings, WarnInvalidUTF8)
+	}
+	rec.Kind, rec.Language = Classify(path)
+	lines := newLines(content)
+	rec.Lines = lines.count()
+	rec.Tokens = tokens.Count(content)
+	rec.Title = baseName(path)
+
+	switch rec.Kind {
+	case events.DocMarkdown, events.DocCard:
+		buildMarkdown(&rec, content, lines)
+	default:
+		rec.Chunks = windowChunks(content, lines)
+	}
+	return rec
+}
+
+func buildMarkdown(rec *events.DocRecord, content string, lines lineIndex) {
+	doc := markdown.Parse([]byte(content))
+	if doc.FrontmatterErr != nil {
+		rec.Warnings = append(rec.Warnings, doc.FrontmatterErr.Error())
+	}
+	if len(doc.Frontmatter) > 0 {
+		rec.Frontmatter = doc.Frontmatter
+	}
+	rec.Title = title(doc, rec.Title, &rec.Warnings)
+
+	if len(doc.Headings) > 0 {
+		rec.Headings = make([]events.Heading, len(doc.Headings))
+		for i, h := range doc.Headings {
+			rec.Headings[i] = events.Heading{
+				Level:     h.Level,
+				Text:      h.Text,
+				Slug:      h.Slug,
+				Line:      h.Line,
+				EndLine:   h.EndLine,
+				ParentIdx: h.Parent,
+			}
+		}
+	}
+	if len(doc.Links) > 0 {
+		rec.Links = make([]events.Link, len(doc.Links))
+		for i, l := range doc.Links {
+			rec.Links[i] = events.Link{Target: l.Target, Anchor: l.Anchor, Text: l.Text, Line: l.Line, Kind: string(l.Kind)}
+		}
+	}
+	rec.Chunks = sectionChunks(content, lines, doc)
+}
+
+// title is the frontmatter's title if it is a string, else the text of the
+// first level-1 heading, else fallback.
+func title(doc markdown.Document, fallback string, warnings *[]string) string {
+	if t, ok := doc.Frontmatter["title"]; ok {
+		switch t := t.(type) {
+		case string:
+			if t = strings.TrimSpace(t); t != "" {
+				return t
+			}
+		case nil:
+		default:
+			*warnings = append(*warnings, WarnTitleNotString)
+		}
+	}
+	for _, h := range doc.Headings {
+		if h.Level == 1 && h.Text != "" {
+			return h.Text
+		}
+	}
+	return fallback
+}
+
+// baseName is the fallback title; a path's bytes are not checked for
+// UTF-8 upstream, and a title is shown.
+func baseName(p string) string {
+	if p == "" {
+		return ""
+	}
+	return strings.ToValidUTF8(path.Base(p), "\uFFFD")
+}
+
+// sectionChunks makes a chunk of the text before the first heading and one
+// of each heading's own lines (up to the next heading of any level), each
+// labelled with its heading path and split if it is too long.
+func sectionChunks(content string, lines lineIndex, doc markdown.Document) []events.Chunk {
+	var chunks []events.Chunk
+	firstHeading := doc.Lines + 1
+	if len(doc.Headings) > 0 {
+		firstHeading = doc.Headings[0].Line
+	}
+	chunks = append(chunks, splitChunk(content, lines, doc.BodyStart, firstHeading-1, nil)...)
+	for i, h := range doc.Headings {
+		end := doc.Lines
+		if i+1 < len(doc.Headings) {
+			end = doc.Headings[i+1].Line - 1
+		}
+		chunks = append(chunks, splitChunk(content, lines, h.Line, end, headingPath(doc.Headings, i))...)
+	}
+	return chunks
+}
+
+func headingPath(hs []markdown.Heading, i int) []string {
+	var p []string
+	for ; i >= 0; i = hs[i].Parent {
+		p = append(p, hs[i].Text)
+	}
+	for l, r := 0, len(p)-1; l < r; l, r = l+1, r-1 {
+		p[l], p[r] = p[r], p[l]
+	}
+	return p
+}
+
+// splitChunk returns lines first..last, trimmed of blank lines, as one chunk
+// if it holds at most MaxChunkTokens, else as consecutive pieces that each
+// do where a single line allows, cut at a blank line when one lies in the
+// second half of a piece.
+func splitChunk(content string, lines lineIndex, first, last int, headingPath []string) []events.Chunk {
+	first, last, ok := lines.trim(content, first, last)
+	if !ok {
+		return nil
+	}
+	n := tokens.Count(lines.text(content, first, last))
+	if n <= MaxChunkTokens {
+		return []events.Chunk{{StartLine: first, EndLine: last, HeadingPath: headingPath, Tokens: n}}
+	}
+	counts := make([]int, last-first+1) // tokens of each line and its newline
+	for l := first; l <= last; l++ {
+		counts[l-first] = tokens.Count(lines.text(content, l, l)) + 1
+	}
+	var chunks []events.Chunk
+	emit := func(a, b int) {
+		if a, b, ok := lines.trim(content, a, b); ok {
+			chunks = append(chunks, events.Chunk{
+				StartLine: a, EndLine: b, HeadingPath: headingPath,
+				Tokens: tokens.Count(lines.text(content, a, b)),
+			})
+		}
+	}
+	start, sum, blank := first, 0, 0 // blank: the last blank line since start
+	for l := first; l <= last; l++ {
+		// Twice at most: after a cut at a blank line, the lines carried over
+		// and this one may still be too many.
+		for sum+counts[l-first] > MaxChunkTokens && l > start {
+			cut := l - 1
+			if blank > start && blank-start >= (l-start)/2 {
+				cut = blank
+			}
+			emit(start, cut)
+			start, sum, blank = cut+1, 0, 0
+			for k := start; k < l; k++ {
+				sum += counts[k-first]
+			}
+		}
+		sum += counts[l-first]
+		if lines.blank(content, l) {
+			blank = l
+		}
+	}
+	emit(start, last)
+	return chunks
+}
+
+// windowChunks cuts the text into windows of about WindowLines lines,
+// ending a window at the last blank line in its second half if there is one.
+func windowChunks(content string, lines lineIndex) []events.Chunk {
+	var chunks []events.Chunk
+	last := lines.count()
+	for start := 1; start <= last; {
+		end := min(start+WindowLines-1, last)
+		if end < last {
+			for l := end; l > start+WindowLines/2; l-- {
+				if lines.blank(content, l) {
+					end = l
+					break
+				}
+			}
+		}
+		if a, b, ok := lines.trim(content, start, end); ok {
+			chunks = append(chunks, events.Chunk{StartLine: a, EndLine: b, Tokens: tokens.Count(lines.text(content, a, b))})
+		}
+		start = end + 1
+	}
+	return chunks
+}
+
+// Classify returns a file's kind and, for code and markdown, its language,
+// from its path: markdown under CardsDir is a card.
+func Classify(p string) (events.DocKind, string) {
+	base := path.Base(p)
+	ext := strings.ToLower(path.Ext(base))
+	switch ext {
+	case ".md", ".markdown", ".mdx":
+		if strings.HasPrefix(p, CardsDir) || strings.Contains(p, "/"+CardsDir) {
+			return events.DocCard, "markdown"
+		}
+		return events.DocMarkdown, "markdown"
+	}
+	if lang, ok := languages[ext]; ok {
+		return events.DocCode, lang
+	}
+	if lang, ok := fileNames[base]; ok {
+		return events.DocCode, lang
+	}
+	if strings.HasPrefix(base, "Dockerfile.") || strings.HasSuffix(base, ".Dockerfile") {
+		return events.DocCode, "dockerfile"
+	}
+	return events.DocText, ""
+}
+
+var languages = map[string]string{
+	".go": "go", ".py": "python", ".pyi": "python",
+	".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript",
+	".js": "javascript", ".jsx": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+	".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift",
+	".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
+	".cs": "csharp", ".rb": "ruby", ".php": "php", ".pl": "perl", ".lua": "lua", ".r": "r",
+	".scala": "scala", ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell",
+	".ml": "ocaml", ".mli": "ocaml", ".clj": "clojure", ".dart": "dart", ".zig": "zig",
+	".sh": "shell", ".bash": "shell", ".zsh": "shell", ".fish": "fish", ".ps1": "powershell",
+	".yml": "yaml", ".yaml": "yaml", ".toml": "toml", ".json": "json", ".jsonc": "json",
+	".sql": "sql", ".html": "html", ".htm": "html", ".css": "css", ".scss": "scss", ".sass": "sass",
+	".vue": "vue", ".svelte": "svelte", ".xml": "xml", ".proto": "protobuf",
+	".graphql": "graphql", ".gql": "graphql", ".tf": "hcl", ".hcl": "hcl", ".nix": "nix",
+	".cue": "cue", ".mk": "make", ".cmake": "cmake", ".gradle": "groovy", ".groovy": "groovy",
+}
+
+var fileNames = map[string]string{
+	"Makefile": "make", "GNUmakefile": "make", "makefile": "make",
+	"Dockerfile": "dockerfile", "Containerfile": "dockerfile",
+	"CMakeLists.txt": "cmake", "Jenkinsfile": "groovy", "Rakefile": "ruby", "Gemfile": "ruby",
+}
+
+// lineIndex holds the byte offset where each line of a text starts.
+type lineIndex struct {
+	starts []int
+	size   int
+}
+
+func newLines(s string) lineIndex {
+	starts := make([]int, 1, strings.Count(s, "\n")+1)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' && i+1 < len(s) {
+			starts = append(starts, i+1)
+		}
+	}
+	return lineIndex{starts: starts, size: len(s)}
+}
+
+func (li lineIndex) count() int {
+	if li.size == 0 {
+		return 0
+	}
+	return len(li.starts)
+}
+
+// text returns lines a..b (1-indexed, inclusive) without the final line
+// ending.
+func (li lineIndex) text(s string, a, b int) string {
+	end := li.size
+	if b < len(li.starts) {
+		end = li.starts[b]
+	}
+	t := s[li.starts[a-1]:end]
+	t = strings.TrimSuffix(t, "\n")
+	return strings.TrimSuffix(t, "\r")
+}
+
+func (li lineIndex) blank(s string, l int) bool {
+	return strings.TrimSpace(li.text(s, l, l)) == ""
+}
+
+// trim narrows a..b to drop blank lines at either end; ok is false if
+// nothing is left.
+func (li lineIndex) trim(s string, a, b int) (int, int, bool) {
+	a, b = max(a, 1), min(b, li.count())
+	for a <= b && li.blank(s, a) {
+		a++
+	}
+	for b >= a && li.blank(s, b) {
+		b--
+	}
+	return a, b, a <= b
+}

@@ -1,0 +1,369 @@
+package docparse
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		path string
+		kind events.DocKind
+		lang string
+	}{
+		{"README.md", events.DocMarkdown, "markdown"},
+		{"docs/Guide.MARKDOWN", events.DocMarkdown, "markdown"},
+		{"site/page.mdx", events.DocMarkdown, "markdown"},
+		{".cuedeck/cards/0001-login.md", events.DocCard, "markdown"},
+		{"sub/.cuedeck/cards/x.md", events.DocCard, "markdown"},
+		{".cuedeck/cards/notes.txt", events.DocText, ""},
+		{"docs/.cuedeck-cards/x.md", events.DocMarkdown, "markdown"},
+		{"cmd/cue/main.go", events.DocCode, "go"},
+		{"a/b.py", events.DocCode, "python"},
+		{"web/App.tsx", events.DocCode, "typescript"},
+		{"web/app.mjs", events.DocCode, "javascript"},
+		{"src/lib.rs", events.DocCode, "rust"},
+		{"Main.java", events.DocCode, "java"},
+		{"x.c", events.DocCode, "c"},
+		{"x.hpp", events.DocCode, "cpp"},
+		{"Gemfile", events.DocCode, "ruby"},
+		{"scripts/run.sh", events.DocCode, "shell"},
+		{".github/ci.yml", events.DocCode, "yaml"},
+		{"Cargo.toml", events.DocCode, "toml"},
+		{"package.json", events.DocCode, "json"},
+		{"db/schema.SQL", events.DocCode, "sql"},
+		{"Makefile", events.DocCode, "make"},
+		{"build/Dockerfile.dev", events.DocCode, "dockerfile"},
+		{"LICENSE", events.DocText, ""},
+		{"notes.txt", events.DocText, ""},
+		{".md", events.DocMarkdown, "markdown"},
+	}
+	for _, tt := range tests {
+		kind, lang := Classify(tt.path)
+		if kind != tt.kind || lang != tt.lang {
+			t.Errorf("Classify(%q) = %q, %q, want %q, %q", tt.path, kind, lang, tt.kind, tt.lang)
+		}
+	}
+}
+
+func TestBuildMarkdown(t *testing.T) {
+	content := strings.Join([]string{
+		"---", // 1
+		"title: Login flow",
+		"tags: [auth]",
+		"---",
+		"Intro before any heading, see @doc/api#Tokens.", // 5
+		"",
+		"# Login", // 7
+		"Send [the form](forms.md#login).",
+		"",
+		"## Errors", // 10
+		"401 when the token expired.",
+		"",
+		"## Retry", // 13
+		"Back off; see <https://example.com/backoff>.",
+		"",
+		"",
+	}, "\n")
+	rec := Build("demo", "docs/login.md", content)
+
+	if rec.Repo != "demo" || rec.Path != "docs/login.md" {
+		t.Errorf("Repo, Path = %q, %q", rec.Repo, rec.Path)
+	}
+	if rec.Kind != events.DocMarkdown || rec.Language != "markdown" {
+		t.Errorf("Kind, Language = %q, %q", rec.Kind, rec.Language)
+	}
+	if rec.Lines != 15 { // the final newline ends line 15
+		t.Errorf("Lines = %d, want 15", rec.Lines)
+	}
+	if want := tokens.Count(content); rec.Tokens != want {
+		t.Errorf("Tokens = %d, want %d", rec.Tokens, want)
+	}
+	if rec.Title != "Login flow" {
+		t.Errorf("Title = %q", rec.Title)
+	}
+	if len(rec.Warnings) != 0 {
+		t.Errorf("Warnings = %q", rec.Warnings)
+	}
+	wantFM := map[string]any{"title": "Login flow", "tags": []any{"auth"}}
+	if !reflect.DeepEqual(rec.Frontmatter, wantFM) {
+		t.Errorf("Frontmatter = %#v", rec.Frontmatter)
+	}
+	wantHeadings := []events.Heading{
+		{Level: 1, Text: "Login", Slug: "login", Line: 7, EndLine: 15, ParentIdx: -1},
+		{Level: 2, Text: "Errors", Slug: "errors", Line: 10, EndLine: 12, ParentIdx: 0},
+		{Level: 2, Text: "Retry", Slug: "retry", Line: 13, EndLine: 15, ParentIdx: 0},
+	}
+	if !reflect.DeepEqual(rec.Headings, wantHeadings) {
+		t.Errorf("Headings:\n got %+v\nwant %+v", rec.Headings, wantHeadings)
+	}
+	wantLinks := []events.Link{
+		{Target: "doc/api", Anchor: "Tokens", Line: 5, Kind: "ref"},
+		{Target: "forms.md", Anchor: "login", Text: "the form", Line: 8, Kind: "link"},
+		{Target: "https://example.com/backoff", Text: "https://example.com/backoff", Line: 14, Kind: "external"},
+	}
+	if !reflect.DeepEqual(rec.Links, wantLinks) {
+		t.Errorf("Links:\n got %+v\nwant %+v", rec.Links, wantLinks)
+	}
+	wantChunks := []events.Chunk{
+		{StartLine: 5, EndLine: 5},
+		{StartLine: 7, EndLine: 8, HeadingPath: []string{"Login"}},
+		{StartLine: 10, EndLine: 11, HeadingPath: []string{"Login", "Errors"}},
+		{StartLine: 13, EndLine: 14, HeadingPath: []string{"Login", "Retry"}},
+	}
+	lines := strings.Split(content, "\n")
+	for i := range wantChunks {
+		c := &wantChunks[i]
+		c.Tokens = tokens.Count(strings.Join(lines[c.StartLine-1:c.EndLine], "\n"))
+	}
+	if !reflect.DeepEqual(rec.Chunks, wantChunks) {
+		t.Errorf("Chunks:\n got %+v\nwant %+v", rec.Chunks, wantChunks)
+	}
+	for _, field := range []bool{rec.SHA256 != "", rec.Size != 0, !rec.ModTime.IsZero(), rec.SourceSeq != 0, rec.Content != "", !rec.IndexedAt.IsZero()} {
+		if field {
+			t.Errorf("Build set a field the caller owns: %+v", rec)
+			break
+		}
+	}
+}
+
+func TestBuildTitle(t *testing.T) {
+	tests := []struct {
+		name, path, content, want string
+		warnings                  []string
+	}{
+		{"frontmatter wins", "a.md", "---\ntitle: From FM\n---\n# From H1\n", "From FM", nil},
+		{"first H1", "a.md", "## Sub\n# First\n# Second\n", "First", nil},
+		{"base name without H1", "docs/a.md", "## Only sub\n", "a.md", nil},
+		{"non-string title falls back and warns", "a.md", "---\ntitle: 2024\n---\n# H\n", "H", []string{WarnTitleNotString}},
+		{"blank title falls back", "a.md", "---\ntitle: \"  \"\n---\n# H\n", "H", nil},
+		{"code file", "cmd/cue/main.go", "# not markdown\npackage main\n", "main.go", nil},
+		{"card", ".cuedeck/cards/c1.md", "---\ntitle: Fix login\nstatus: todo\n---\n", "Fix login", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := Build("r", tt.path, tt.content)
+			if rec.Title != tt.want {
+				t.Errorf("Title = %q, want %q", rec.Title, tt.want)
+			}
+			if !reflect.DeepEqual(rec.Warnings, tt.warnings) {
+				t.Errorf("Warnings = %q, want %q", rec.Warnings, tt.warnings)
+			}
+		})
+	}
+}
+
+func TestBuildWarnings(t *testing.T) {
+	rec := Build("r", "a.md", "---\ntitle: x\ntags: [a\n---\n# Still parsed\n")
+	if want := []string{"frontmatter: line 3: did not find expected ',' or ']'"}; !reflect.DeepEqual(rec.Warnings, want) {
+		t.Errorf("Warnings = %q, want %q", rec.Warnings, want)
+	}
+	if len(rec.Headings) != 1 || rec.Title != "Still parsed" || rec.Frontmatter != nil {
+		t.Errorf("body not parsed after a frontmatter error: %+v", rec)
+	}
+
+	rec = Build("r", "a.md", "---\ntitle: x\n# never closed\n")
+	if len(rec.Warnings) != 1 || !strings.HasPrefix(rec.Warnings[0], "frontmatter: line 1: frontmatter opened at line 1 is never closed with ---") {
+		t.Errorf("Warnings = %q", rec.Warnings)
+	}
+
+	for _, content := range []string{"ok \xff bytes\n", "already replaced \uFFFD\n"} {
+		rec = Build("r", "a.txt", content)
+		if !reflect.DeepEqual(rec.Warnings, []string{WarnInvalidUTF8}) {
+			t.Errorf("Build(%q).Warnings = %q, want %q", content, rec.Warnings, WarnInvalidUTF8)
+		}
+	}
+}
+
+func TestBuildFrontmatterEncodesAsJSON(t *testing.T) {
+	content := strings.Join([]string{
+		"---",
+		"title: Dates",
+		"plain_date: 2024-05-06",
+		"stamp: !!timestamp 2024-05-06",
+		"moment: !!timestamp 2024-05-06T07:08:09.5Z",
+		"nested:",
+		"  owner: {name: ada, since: !!timestamp 2020-01-01}",
+		"  2024: numbered key",
+		"  true: bool key",
+		"  list: [1, 2.5, null, {k: v}]",
+		"odd: [.nan, .inf, -.inf]",
+		"bin: !!binary aGVsbG8=",
+		"---",
+		"# Dates",
+	}, "\n")
+	rec := Build("r", "dates.md", content)
+	if len(rec.Warnings) != 0 {
+		t.Fatalf("Warnings = %q", rec.Warnings)
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatalf("json.Marshal(record): %v", err)
+	}
+	var back events.DocRecord
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"title":      "Dates",
+		"plain_date": "2024-05-06",
+		"stamp":      "2024-05-06",
+		"moment":     "2024-05-06T07:08:09.5Z",
+		"nested": map[string]any{
+			"owner": map[string]any{"name": "ada", "since": "2020-01-01"},
+			"2024":  "numbered key",
+			"true":  "bool key",
+			"list":  []any{1.0, 2.5, nil, map[string]any{"k": "v"}},
+		},
+		"odd": []any{".nan", ".inf", "-.inf"},
+		"bin": "hello",
+	}
+	if !reflect.DeepEqual(back.Frontmatter, want) {
+		t.Errorf("frontmatter after a JSON round trip:\n got %#v\nwant %#v", back.Frontmatter, want)
+	}
+}
+
+func TestBuildSplitsLongSections(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Big\n\n")
+	for i := range 120 {
+		fmt.Fprintf(&b, "Paragraph %d says something about the indexer and its chunks, at some length.\n", i)
+		if i%7 == 6 {
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("## Small\nshort\n")
+	content := b.String()
+	rec := Build("r", "big.md", content)
+
+	var big []events.Chunk
+	for _, c := range rec.Chunks {
+		if reflect.DeepEqual(c.HeadingPath, []string{"Big"}) {
+			big = append(big, c)
+		}
+	}
+	if len(big) < 3 {
+		t.Fatalf("section of ~%d tokens split into %d chunks, want >= 3: %+v", tokens.Count(content), len(big), rec.Chunks)
+	}
+	lines := strings.Split(content, "\n")
+	for i, c := range big {
+		if c.Tokens > MaxChunkTokens {
+			t.Errorf("chunk %d has %d tokens, limit %d", i, c.Tokens, MaxChunkTokens)
+		}
+		if i > 0 && c.StartLine <= big[i-1].EndLine {
+			t.Errorf("chunk %d starts at %d, before chunk %d ends at %d", i, c.StartLine, i-1, big[i-1].EndLine)
+		}
+		// Pieces end at a blank line when one is at hand: the line after a
+		// piece (before the next one starts) is blank, or the next starts
+		// right after.
+		if i+1 < len(big) && strings.TrimSpace(lines[c.EndLine]) != "" && big[i+1].StartLine != c.EndLine+1 {
+			t.Errorf("chunk %d ends at %d but chunk %d starts at %d", i, c.EndLine, i+1, big[i+1].StartLine)
+		}
+	}
+	// 2 lines of heading, 120 paragraphs and 17 blank lines.
+	if big[0].StartLine != 1 || big[len(big)-1].EndLine != 139 {
+		t.Errorf("Big chunks span %d-%d, want 1-139", big[0].StartLine, big[len(big)-1].EndLine)
+	}
+	blankEnds := 0
+	for _, c := range big[:len(big)-1] {
+		if strings.TrimSpace(lines[c.EndLine]) == "" {
+			blankEnds++
+		}
+	}
+	if blankEnds != len(big)-1 {
+		t.Errorf("%d of %d pieces end before a blank line, want all", blankEnds, len(big)-1)
+	}
+	last := rec.Chunks[len(rec.Chunks)-1]
+	if !reflect.DeepEqual(last.HeadingPath, []string{"Big", "Small"}) || last.StartLine != 140 || last.EndLine != 141 {
+		t.Errorf("last chunk = %+v", last)
+	}
+}
+
+func TestBuildCodeWindows(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 200; i++ {
+		if i%25 == 0 {
+			b.WriteString("\n")
+			continue
+		}
+		fmt.Fprintf(&b, "\tx%d := compute(%d)\n", i, i)
+	}
+	rec := Build("r", "main.go", b.String())
+	want := []struct{ start, end int }{{1, 49}, {51, 99}, {101, 149}, {151, 199}}
+	if len(rec.Chunks) != len(want) {
+		t.Fatalf("chunks = %+v, want spans %v", rec.Chunks, want)
+	}
+	for i, c := range rec.Chunks {
+		if c.StartLine != want[i].start || c.EndLine != want[i].end || c.Tokens <= 0 || c.HeadingPath != nil {
+			t.Errorf("chunk %d = %+v, want lines %d-%d", i, c, want[i].start, want[i].end)
+		}
+	}
+	if rec.Headings != nil || rec.Links != nil || rec.Frontmatter != nil {
+		t.Errorf("code file has markdown structure: %+v", rec)
+	}
+}
+
+func TestBuildCodeWithoutBlankLinesUsesFullWindows(t *testing.T) {
+	content := strings.Repeat("x = 1\n", 130)
+	rec := Build("r", "a.py", content)
+	want := []events.Chunk{
+		{StartLine: 1, EndLine: 60},
+		{StartLine: 61, EndLine: 120},
+		{StartLine: 121, EndLine: 130},
+	}
+	for i := range want {
+		want[i].Tokens = tokens.Count(strings.TrimSuffix(strings.Repeat("x = 1\n", want[i].EndLine-want[i].StartLine+1), "\n"))
+	}
+	if !reflect.DeepEqual(rec.Chunks, want) {
+		t.Errorf("chunks = %+v, want %+v", rec.Chunks, want)
+	}
+}
+
+func TestBuildEmpty(t *testing.T) {
+	for _, path := range []string{"empty.md", "empty.go", "empty"} {
+		rec := Build("r", path, "")
+		if rec.Lines != 0 || rec.Tokens != 0 || rec.Chunks != nil || rec.Warnings != nil || rec.Title != path {
+			t.Errorf("Build(%q, \"\") = %+v", path, rec)
+		}
+	}
+	rec := Build("r", "blank.md", "\n\n  \n")
+	if rec.Lines != 3 || rec.Chunks != nil {
+		t.Errorf("blank file: %+v", rec)
+	}
+}
+
+func TestBuildFrontmatterOnlyIsNotAChunk(t *testing.T) {
+	rec := Build("r", ".cuedeck/cards/c.md", "---\ntitle: Card\n---\n\nBody text.\n")
+	if rec.Kind != events.DocCard {
+		t.Errorf("Kind = %q", rec.Kind)
+	}
+	if len(rec.Chunks) != 1 || rec.Chunks[0].StartLine != 5 || rec.Chunks[0].EndLine != 5 {
+		t.Errorf("chunks = %+v, want one for line 5", rec.Chunks)
+	}
+}
+
+func BenchmarkBuildMarkdown(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 1<<20; i++ {
+		fmt.Fprintf(&sb, "## Section %d\n\nText with a [link](docs/page.md#anchor) and @doc/api#Login.\n\n```go\nfunc f() {}\n```\n\n", i)
+	}
+	content := sb.String()
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		Build("r", "big.md", content)
+	}
+}
+
+func BenchmarkBuildCode(b *testing.B) {
+	content := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) {\n\tfmt.Fprintln(w, r.URL)\n}\n\n", 12000)
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		Build("r", "big.go", content)
+	}
+}
