@@ -1,11 +1,16 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,13 +50,66 @@ func HTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 		Stateless:           opts.Stateless,
 		JSONResponse:        opts.JSONResponse,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		SessionTimeout:      opts.SessionTimeout,
 		Logger:              opts.Logger,
 	})
+	if opts.Stateless {
+		return h
+	}
+	return refuseDiscover(h, opts.MaxBodyBytes)
+}
+
+// refuseDiscover answers server/discover on a stateful handler as a server
+// from before protocol 2026-07-28 would, with the legacy versions it
+// speaks, so that every client falls back to the initialize handshake.
+//
+// The SDK answers discover on a stateful handler with the legacy versions
+// but then rejects 2026-07-28 requests; mcp-go v1.2.1 ignores the list,
+// settles on 2026-07-28 and fails on its first call.
+func refuseDiscover(h http.Handler, maxBody int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		r.Body.Close()
+		if err != nil {
+			http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "server/discover" && len(msg.ID) > 0 {
+			writeUnsupportedVersion(w, msg.ID)
+			return
+		}
+		// The SDK enforces the body limit on what is passed on.
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+func writeUnsupportedVersion(w http.ResponseWriter, id json.RawMessage) {
+	legacy := slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+	data, _ := json.Marshal(map[string]any{"supported": legacy})
+	resp, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error": map[string]any{
+			"code":    mcp.CodeUnsupportedProtocolVersion,
+			"message": "server/discover needs a stateless server; use initialize",
+			"data":    json.RawMessage(data),
+		},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(resp)
 }
 
 // DefaultAddr is where ListenAndServe binds when given no address: loopback
@@ -65,8 +123,9 @@ const shutdownGrace = 5 * time.Second
 // ListenAndServe binds addr (DefaultAddr when empty), calls bound with the
 // address it got (if bound is not nil) and serves h until ctx is cancelled.
 // Then it stops accepting, ends open event streams (GET), lets in-flight
-// requests finish for a few seconds and returns nil. A failure to bind or
-// serve is returned as is.
+// requests finish for a few seconds and returns nil, or an error wrapping
+// context.DeadlineExceeded if some did not. A failure to bind or serve is
+// returned as is.
 func ListenAndServe(ctx context.Context, addr string, h http.Handler, bound func(net.Addr)) error {
 	if addr == "" {
 		addr = DefaultAddr
@@ -102,7 +161,9 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, bound func
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	if err != nil {
-		err = srv.Close()
+		// Requests outlived the grace period: cut them off.
+		srv.Close()
+		err = fmt.Errorf("mcpserver: graceful shutdown: %w", err)
 	}
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		return serr
