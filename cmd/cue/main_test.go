@@ -226,9 +226,18 @@ func TestKillDuringIndexingRecovers(t *testing.T) {
 		}
 	}
 	// And the edge answers for them.
-	caller := query.NewClient(conn.NC, query.ClientOptions{Prefix: d.info.QueryPrefix})
+	caller := queryClient(t, conn, d.info.QueryPrefix)
 	bustest.Eventually(t, 60*time.Second, "edge caught up", func() bool {
 		p := contextPaths(t, caller, "word1999")
 		return len(p) > 0 && p[0] == "docs/d39/file1999.md"
 	})
+}
+
+func queryClient(t testing.TB, conn *bus.Conn, prefix string) tools.Caller {
+	t.Helper()
+	c, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -43,6 +43,9 @@ func cmdMCP(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	caller := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix})
+	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix})
+	if err != nil {
+		return err
+	}
 	return mcpserver.ServeStdio(ctx, mcpserver.New(caller, mcpserver.Options{Logger: log}))
 }

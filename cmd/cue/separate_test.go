@@ -13,7 +13,6 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
-	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
@@ -41,7 +40,7 @@ func TestSeparateBinariesMatchCueUp(t *testing.T) {
 
 	d := startUp(t, root)
 	conn := connect(t, d.info.NATSURL)
-	viaUp := query.NewClient(conn.NC, query.ClientOptions{Prefix: d.info.QueryPrefix})
+	viaUp := queryClient(t, conn, d.info.QueryPrefix)
 	bustest.Eventually(t, 60*time.Second, "cue up indexed", func() bool {
 		return len(contextPaths(t, viaUp, "error codes")) > 0 && len(contextPaths(t, viaUp, "login")) > 0
 	})
@@ -84,7 +83,7 @@ func TestSeparateBinariesMatchCueUp(t *testing.T) {
 		})
 	}
 	conn2 := connect(t, url)
-	viaRoles := query.NewClient(conn2.NC, query.ClientOptions{Prefix: d.info.QueryPrefix})
+	viaRoles := queryClient(t, conn2, d.info.QueryPrefix)
 	bustest.Eventually(t, 60*time.Second, "separate roles indexed", func() bool {
 		_, err := viaRoles.Call(context.Background(), tools.ReadDoc, json.RawMessage(`{"path":"docs/api.md"}`))
 		return err == nil && len(contextPaths(t, viaRoles, "login")) > 0 && len(contextPaths(t, viaRoles, "error codes")) > 0

@@ -74,7 +74,7 @@ func run() error {
 		log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
 		srv := mcpserver.New(edg, mcpserver.Options{Logger: log})
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.Serve(ctx, ln, mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{}))
+			return mcpserver.ServeListener(ctx, ln, mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{}))
 		})
 	}
 	return g.Wait()

@@ -138,7 +138,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.Serve(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}))
+			return mcpserver.ServeListener(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}))
 		})
 	}
 	g.Start("indexer", idx.Run)

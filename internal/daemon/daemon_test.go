@@ -60,8 +60,11 @@ func startNode(t testing.TB, root string, tweak func(*workspace.Config)) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{ws: ws, info: info, conn: conn,
-		caller: query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix})}
+	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{ws: ws, info: info, conn: conn, caller: caller}
 	stopped := false
 	n.stop = func() error {
 		if stopped {

@@ -1,0 +1,195 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxBodyBytes bounds a request body. Tool arguments are small (a
+// query of at most 200 characters, a path): a megabyte is generous.
+const DefaultMaxBodyBytes = 1 << 20
+
+// HTTPOptions configure HTTPHandler. The zero value is a stateful handler
+// with DefaultMaxBodyBytes.
+type HTTPOptions struct {
+	// Stateless answers every request on its own, without Mcp-Session-Id:
+	// any number of replicas can serve a client, but the server cannot
+	// call back into it.
+	Stateless bool
+	// JSONResponse answers POSTs with application/json instead of an SSE
+	// stream.
+	JSONResponse bool
+	// MaxBodyBytes bounds a request body; larger ones get 413. Zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// SessionTimeout closes stateful sessions idle this long; zero keeps
+	// them until the client ends them.
+	SessionTimeout time.Duration
+	// Logger receives the transport's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// HTTPHandler serves server over Streamable HTTP at any path it is mounted
+// on. The SDK's DNS-rebinding protection stays on: a request that reaches
+// a loopback address with a non-loopback Host header gets 403.
+func HTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
+		Stateless:           opts.Stateless,
+		JSONResponse:        opts.JSONResponse,
+		MaxRequestBodyBytes: opts.MaxBodyBytes,
+		SessionTimeout:      opts.SessionTimeout,
+		Logger:              opts.Logger,
+	})
+	if opts.Stateless {
+		return h
+	}
+	return refuseDiscover(h, opts.MaxBodyBytes)
+}
+
+// refuseDiscover answers server/discover on a stateful handler as a server
+// from before protocol 2026-07-28 would, with the legacy versions it
+// speaks, so that every client falls back to the initialize handshake.
+//
+// The SDK answers discover on a stateful handler with the legacy versions
+// but then rejects 2026-07-28 requests; mcp-go v1.2.1 ignores the list,
+// settles on 2026-07-28 and fails on its first call.
+func refuseDiscover(h http.Handler, maxBody int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		r.Body.Close()
+		if err != nil {
+			http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "server/discover" && len(msg.ID) > 0 {
+			writeUnsupportedVersion(w, msg.ID)
+			return
+		}
+		// The SDK enforces the body limit on what is passed on.
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+func writeUnsupportedVersion(w http.ResponseWriter, id json.RawMessage) {
+	legacy := slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v >= "2026-07-28" })
+	data, _ := json.Marshal(map[string]any{"supported": legacy})
+	resp, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"error": map[string]any{
+			"code":    mcp.CodeUnsupportedProtocolVersion,
+			"message": "server/discover needs a stateless server; use initialize",
+			"data":    json.RawMessage(data),
+		},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(resp)
+}
+
+// DefaultAddr is where ListenAndServe binds when given no address: loopback
+// only, on a port the kernel picks.
+const DefaultAddr = "127.0.0.1:0"
+
+// shutdownGrace bounds how long in-flight requests may take to finish once
+// ListenAndServe's context is cancelled.
+const shutdownGrace = 5 * time.Second
+
+// ListenAndServe binds addr (DefaultAddr when empty), calls bound with the
+// address it got (if bound is not nil) and serves h until ctx is cancelled.
+// Then it stops accepting, ends open event streams (GET), lets in-flight
+// requests finish for a few seconds and returns nil, or an error wrapping
+// context.DeadlineExceeded if some did not. A failure to bind or serve is
+// returned as is.
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, bound func(net.Addr)) error {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	if bound != nil {
+		bound(ln.Addr())
+	}
+	return ServeListener(ctx, ln, h)
+}
+
+// ServeListener serves h on ln until ctx is cancelled, then shuts down as
+// ListenAndServe does. It closes ln. Callers that must know the address
+// before serving (to advertise it) bind first and call this.
+func ServeListener(ctx context.Context, ln net.Listener, h http.Handler) error {
+	// Event streams last as long as their session; they are ended at
+	// shutdown so that they don't hold it up for the whole grace period.
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{
+		Handler:           endOnShutdown(streams, h),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	endStreams()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		// Requests outlived the grace period: cut them off.
+		srv.Close()
+		err = fmt.Errorf("mcpserver: graceful shutdown: %w", err)
+	}
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
+
+// endOnShutdown cancels GET requests (the standalone event streams) when
+// streams is cancelled; other requests keep their own context so they can
+// finish during a graceful shutdown.
+func endOnShutdown(streams context.Context, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		stop := context.AfterFunc(streams, cancel)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}

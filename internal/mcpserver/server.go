@@ -1,0 +1,118 @@
+// Package mcpserver exposes any tools.Caller to agents over the Model
+// Context Protocol, on stdio (`cue mcp` launched by an agent) or Streamable
+// HTTP. It owns only the protocol: which tools exist and what they do is the
+// Caller's business, so the same server fronts an in-process edge or a
+// query.Client that asks a remote one.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// Options configure New. The zero value is usable.
+type Options struct {
+	// Name and Version are what the server tells clients it is; they
+	// default to "cuedeck" and "dev".
+	Name    string
+	Version string
+	// Logger receives the server's logs; nil discards them. On stdio it
+	// must not write to stdout, which carries the protocol.
+	Logger *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.Name == "" {
+		o.Name = "cuedeck"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// New returns an MCP server offering every tool of tools.Definitions, each
+// answered by caller. Arguments reach the caller as the client sent them;
+// validating them is the caller's job, as it is for every other transport.
+//
+// A result that is a JSON object is sent both as text and as structured
+// content; any other result (read_context's array) only as text, which
+// every client understands. A *tools.Error from the caller reaches the
+// client as a JSON-RPC error with the same code, message and data; any
+// other error as an internal error (-32603) carrying the error's text.
+func New(caller tools.Caller, opts Options) *mcp.Server {
+	opts.setDefaults()
+	s := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Logger: opts.Logger,
+		// The tool set is fixed for the server's life: no list_changed
+		// notifications, and no logging capability we don't serve.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	for _, d := range tools.Definitions() {
+		s.AddTool(&mcp.Tool{
+			Name:        d.Name,
+			Description: d.Description,
+			InputSchema: d.InputSchema,
+		}, handler(caller, d.Name, opts.Logger))
+	}
+	return s
+}
+
+func handler(caller tools.Caller, tool string, log *slog.Logger) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		out, err := caller.Call(ctx, tool, req.Params.Arguments)
+		if err != nil {
+			return nil, wireError(tool, err, log)
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
+		if isObject(out) {
+			res.StructuredContent = json.RawMessage(out)
+		}
+		return res, nil
+	}
+}
+
+// wireError turns a caller's error into the JSON-RPC error the SDK sends
+// unchanged. The SDK would send any other error with code 0, so internal
+// failures are given -32603 here.
+func wireError(tool string, err error, log *slog.Logger) *jsonrpc.Error {
+	var te *tools.Error
+	if errors.As(err, &te) {
+		we := &jsonrpc.Error{Code: int64(te.Code), Message: te.Message}
+		if len(te.Data) > 0 {
+			data, merr := json.Marshal(te.Data)
+			if merr == nil {
+				we.Data = data
+			} else {
+				log.Error("tool error data not encodable", "tool", tool, "error", merr)
+			}
+		}
+		return we
+	}
+	log.Error("tool call failed", "tool", tool, "error", err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error()}
+}
+
+// isObject reports whether raw JSON is an object, skipping leading space.
+func isObject(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}

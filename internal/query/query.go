@@ -1,0 +1,46 @@
+// Package query carries tool calls over NATS request/reply, so that
+// `cue mcp` on a laptop can answer from an edge in another process: the
+// workspace daemon, or a remote edge reached through a leaf node. Serve
+// exposes a tools.Caller as the micro service "cue-query"; Client is a
+// tools.Caller that asks it. A *tools.Error crosses the wire intact.
+//
+// The wire format: a request's body is the tool's JSON arguments, sent to
+// <prefix>.<tool>; the reply is {"result": <json>} or
+// {"error": {"code", "message", "data"}}.
+package query
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// DefaultPrefix is the subject prefix of tool calls. A workspace isolates
+// its edges from others on the same NATS system with WorkspacePrefix.
+const DefaultPrefix = "cue.query"
+
+// WorkspacePrefix is the subject prefix for one workspace's edges:
+// cue.query.<id>.<tool>.
+func WorkspacePrefix(id string) string { return DefaultPrefix + "." + id }
+
+// Subject is the subject a tool's calls are sent to.
+func Subject(prefix, tool string) string { return prefix + "." + tool }
+
+// validPrefix rejects prefixes that would make subjects with wildcards,
+// spaces or empty tokens.
+func validPrefix(prefix string) error {
+	for tok := range strings.SplitSeq(prefix, ".") {
+		if tok == "" || strings.ContainsAny(tok, "*> \t\r\n") {
+			return fmt.Errorf("query: invalid subject prefix %q", prefix)
+		}
+	}
+	return nil
+}
+
+// reply is the body of every answer.
+type reply struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *tools.Error    `json:"error,omitempty"`
+}

@@ -1,0 +1,217 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// ServiceName and QueueGroup name the micro service every edge runs; the
+// edges of one prefix share its calls.
+const (
+	ServiceName = "cue-query"
+	QueueGroup  = "cue-query"
+)
+
+// Options configure Serve. The zero value is usable.
+type Options struct {
+	// Prefix of the tool subjects; DefaultPrefix when empty.
+	Prefix string
+	// Version is the service's semantic version in micro's info; "0.0.0"
+	// when empty.
+	Version string
+	// MaxConcurrent bounds the calls running at once; 64 when zero. Further
+	// requests wait in the subscription's queue.
+	MaxConcurrent int
+	// CallTimeout bounds one call on this side; 30 s when zero. A client
+	// gives up sooner with its own timeout.
+	CallTimeout time.Duration
+	// Logger receives failures; nil discards them.
+	Logger *slog.Logger
+	// Ready, if set, is called once the endpoints are subscribed at the
+	// server, so that calls from any connection reach them.
+	Ready func()
+}
+
+func (o *Options) setDefaults() {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Version == "" {
+		o.Version = "0.0.0"
+	}
+	if o.MaxConcurrent <= 0 {
+		o.MaxConcurrent = 64
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// errShuttingDown answers the few requests that reach a service after it
+// has stopped taking work; another edge of the queue group may answer a
+// retry.
+var errShuttingDown = &tools.Error{
+	Code:    tools.CodeInternal,
+	Message: "Edge shutting down",
+	Data:    map[string]any{"suggestion": "Retry: another edge may answer."},
+}
+
+// Serve answers the calls of every tool in tools.Definitions with caller,
+// as the micro service ServiceName in queue group QueueGroup, one endpoint
+// per tool on subject <prefix>.<tool>. It blocks until ctx is cancelled,
+// then stops the service, lets the calls in flight finish and returns nil.
+// It returns an error if the prefix is invalid or the service cannot be
+// added.
+func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options) error {
+	opts.setDefaults()
+	if err := validPrefix(opts.Prefix); err != nil {
+		return err
+	}
+	s := &server{nc: nc, caller: caller, opts: opts, slots: make(chan struct{}, opts.MaxConcurrent)}
+	// Calls in flight at shutdown finish; they are bounded by CallTimeout.
+	s.callCtx = context.WithoutCancel(ctx)
+
+	svc, err := micro.AddService(nc, micro.Config{
+		Name:        ServiceName,
+		Version:     opts.Version,
+		Description: "CueDeck tool calls",
+		QueueGroup:  QueueGroup,
+		Metadata:    map[string]string{"prefix": opts.Prefix},
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range tools.Definitions() {
+		err := svc.AddEndpoint(d.Name, s.handler(d.Name), micro.WithEndpointSubject(Subject(opts.Prefix, d.Name)))
+		if err != nil {
+			svc.Stop()
+			return err
+		}
+	}
+
+	// Calls from other connections find the endpoints only once the
+	// server has processed the subscriptions.
+	if err := nc.Flush(); err != nil {
+		svc.Stop()
+		return err
+	}
+	if opts.Ready != nil && ctx.Err() == nil {
+		opts.Ready()
+	}
+
+	<-ctx.Done()
+	// Shut down in order: stop routing new calls here, make sure the
+	// server has seen the unsubscribe (calls routed before it are already
+	// queued locally), then wait for the calls in flight.
+	if err := svc.Stop(); err != nil {
+		opts.Logger.Warn("query: stop service", "error", err)
+	}
+	if err := nc.Flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		opts.Logger.Warn("query: flush after stop", "error", err)
+	}
+	s.close()
+	return nil
+}
+
+type server struct {
+	nc      *nats.Conn
+	caller  tools.Caller
+	opts    Options
+	callCtx context.Context
+	slots   chan struct{}
+
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// begin counts a call in, unless the server has closed.
+func (s *server) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.running.Add(1)
+	return true
+}
+
+// close refuses new calls and waits for those running.
+func (s *server) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.running.Wait()
+}
+
+func (s *server) handler(tool string) micro.HandlerFunc {
+	return func(req micro.Request) {
+		if !s.begin() {
+			s.respond(req, tool, nil, errShuttingDown)
+			return
+		}
+		// Waiting for a slot here holds up this endpoint's subscription:
+		// backpressure instead of unbounded goroutines.
+		s.slots <- struct{}{}
+		go func() {
+			defer s.running.Done()
+			defer func() { <-s.slots }()
+			ctx, cancel := context.WithTimeout(s.callCtx, s.opts.CallTimeout)
+			defer cancel()
+			out, err := s.caller.Call(ctx, tool, json.RawMessage(req.Data()))
+			s.respond(req, tool, out, err)
+		}()
+	}
+}
+
+// respond publishes the reply itself rather than through micro.Request:
+// micro reads the request's state when the handler returns, which races
+// with an answer sent later from the call's goroutine. (So micro's stats
+// count requests, not their errors or processing time.)
+func (s *server) respond(req micro.Request, tool string, out json.RawMessage, err error) {
+	msg := &nats.Msg{Subject: req.Reply()}
+	if err == nil {
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		msg.Data, err = json.Marshal(reply{Result: out})
+	}
+	if err != nil {
+		var te *tools.Error
+		if !errors.As(err, &te) {
+			s.opts.Logger.Error("query: tool call failed", "tool", tool, "error", err)
+			te = &tools.Error{Code: tools.CodeInternal, Message: "Internal error: " + err.Error()}
+		}
+		body, merr := json.Marshal(reply{Error: te})
+		if merr != nil {
+			// Data that does not encode: keep code and message.
+			body, _ = json.Marshal(reply{Error: &tools.Error{Code: te.Code, Message: te.Message}})
+		}
+		// The micro error headers tell NATS tooling the call failed; the
+		// body carries the error for the client.
+		msg.Header = nats.Header{
+			micro.ErrorHeader:     []string{te.Message},
+			micro.ErrorCodeHeader: []string{strconv.Itoa(te.Code)},
+		}
+		msg.Data = body
+	}
+	if msg.Subject == "" {
+		return // a publish, not a request: nobody to answer
+	}
+	if perr := s.nc.PublishMsg(msg); perr != nil {
+		s.opts.Logger.Warn("query: respond", "tool", tool, "error", perr)
+	}
+}
