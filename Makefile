@@ -27,6 +27,11 @@ test: ## Vet, check formatting, and run the tests with the race detector.
 	CGO_ENABLED=1 $(GO) test -race -timeout 9m ./...
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./... > /dev/null
 
+# Published container ports answer on loopback with a local Docker engine;
+# testcontainers would otherwise guess the default gateway's address.
+TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
+export TESTCONTAINERS_HOST_OVERRIDE
+
 e2e: images ## Build the images and run the container tests (Docker required).
 	cd e2e && TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 60m ./...
 

@@ -82,6 +82,7 @@ func TestRolesOverContainerNetwork(t *testing.T) {
 		testcontainers.WithCmd("--nats", "nats://nats:4222", "--state-dir", "/data/edge", "--http", ""),
 		testcontainers.WithWaitStrategy(wait.ForLog("level=INFO").WithStartupTimeout(60*time.Second)))
 
+	t.Logf("nats endpoint %s", endpoint)
 	nc, err := nats.Connect(endpoint)
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,10 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 		// Last of all: the server outlives every client of it.
-		defer srv.Shutdown()
+		defer func() {
+			srv.Shutdown()
+			log.Info("stopped", "component", "nats-server")
+		}()
 		natsURL = srv.ClientURL()
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -79,7 +82,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() {
+		conn.Close()
+		log.Info("stopped", "component", "nats-connection")
+	}()
 	settings := bus.Settings{}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings))

@@ -93,6 +93,6 @@ func (g *Group) StopAll() {
 		if c.err != nil && !errors.Is(c.err, context.Canceled) {
 			g.log.Warn("stopped with error", "component", c.name, "err", c.err)
 		}
-		g.log.Debug("stopped", "component", c.name)
+		g.log.Info("stopped", "component", c.name)
 	}
 }
