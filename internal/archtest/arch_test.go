@@ -1,0 +1,82 @@
+package archtest
+
+import (
+	"encoding/json"
+	"go/parser"
+	"go/token"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	Deps       []string
+	GoFiles    []string
+}
+
+func list(t *testing.T, patterns ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json=ImportPath,Dir,Deps,GoFiles"}, patterns...)...)
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// TestPureCoreAndContracts: pkg/core and pkg/events must not reach NATS,
+// Badger, the MCP SDK, Ollama or the network, directly or indirectly.
+func TestPureCoreAndContracts(t *testing.T) {
+	forbidden := []string{
+		"github.com/nats-io/", "github.com/dgraph-io/", "github.com/modelcontextprotocol/",
+		"github.com/ollama/", "github.com/mark3labs/", "net", "net/http", "os/exec",
+	}
+	for _, p := range list(t, "./pkg/...") {
+		for _, dep := range p.Deps {
+			for _, f := range forbidden {
+				if dep == f || (strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f)) {
+					t.Errorf("%s imports %s; pkg/ must stay free of infrastructure (put adapters in internal/)", p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestEveryPackageHasADocComment keeps `go doc` useful.
+func TestEveryPackageHasADocComment(t *testing.T) {
+	for _, p := range list(t, "./...") {
+		if len(p.GoFiles) == 0 {
+			continue
+		}
+		documented := false
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file.Doc != nil && strings.TrimSpace(file.Doc.Text()) != "" {
+				documented = true
+				break
+			}
+		}
+		if !documented {
+			t.Errorf("package %s has no doc comment: say what it is for and who uses it", p.ImportPath)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+// Package archtest holds tests that guard the project's structure.
+package archtest
