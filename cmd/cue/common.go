@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 
+	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -45,13 +45,7 @@ func (c *common) findWorkspace() (*workspace.Workspace, error) {
 
 // logger writes to stderr: stdout belongs to command output (and, for
 // `cue mcp`, to the protocol alone).
-func (c *common) logger() (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(c.logLevel))); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", c.logLevel)
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), nil
-}
+func (c *common) logger() (*slog.Logger, error) { return role.NewLogger(c.logLevel, false) }
 
 func cmdVersion() error {
 	fmt.Println("cue", version.Version)

@@ -18,7 +18,6 @@ import (
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/role"
-	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 func main() {
@@ -46,15 +45,7 @@ func run() error {
 		return err
 	}
 	defer conn.Close() // last: after the edge has closed its store
-	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
-	if err != nil {
-		return err
-	}
-	blobs, err := conn.JS.ObjectStore(ctx, events.BlobsBucket)
-	if err != nil {
-		return err
-	}
-	mat, err := edge.Open(edge.Config{Dir: *stateDir, Docs: docs, Blobs: blobs, Logger: log})
+	mat, err := edge.OpenOn(ctx, conn.JS, *stateDir, log)
 	if err != nil {
 		return err
 	}

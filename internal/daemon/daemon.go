@@ -23,7 +23,6 @@ import (
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
-	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // Options configure a daemon run.
@@ -107,15 +106,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	idx := indexer.New(conn, indexer.Config{}, log)
-	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
-	if err != nil {
-		return err
-	}
-	blobs, err := conn.JS.ObjectStore(ctx, events.BlobsBucket)
-	if err != nil {
-		return err
-	}
-	mat, err := edge.Open(edge.Config{Dir: ws.StateDir("edge"), Docs: docs, Blobs: blobs, Logger: log.With("role", "edge")})
+	mat, err := edge.OpenOn(ctx, conn.JS, ws.StateDir("edge"), log.With("role", "edge"))
 	if err != nil {
 		return err
 	}

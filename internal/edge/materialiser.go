@@ -645,3 +645,18 @@ func (m *Materialiser) content(d *doc) (content string, cached bool, err error) 
 }
 
 var errChangedUnderfoot = errors.New("edge: document changed while being read; retry")
+
+// OpenOn opens a Materialiser in dir that follows the cue_docs bucket and
+// reads blobs from the cue_blobs object store of js; both must exist (the
+// topology is provisioned).
+func OpenOn(ctx context.Context, js jetstream.JetStream, dir string, logger *slog.Logger) (*Materialiser, error) {
+	docs, err := js.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("edge: bucket %s: %w", events.DocsBucket, err)
+	}
+	blobs, err := js.ObjectStore(ctx, events.BlobsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("edge: object store %s: %w", events.BlobsBucket, err)
+	}
+	return Open(Config{Dir: dir, Docs: docs, Blobs: blobs, Logger: logger})
+}

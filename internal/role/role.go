@@ -47,16 +47,25 @@ func env(key, def string) string {
 
 // Logger builds the role's logger on stderr.
 func (f *Flags) Logger(role string) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(f.LogLevel))); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.LogLevel)
+	log, err := NewLogger(f.LogLevel, f.LogJSON)
+	if err != nil {
+		return nil, err
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, opts)
-	if f.LogJSON {
-		h = slog.NewJSONHandler(os.Stderr, opts)
+	return log.With("role", role), nil
+}
+
+// NewLogger logs to stderr at level (debug, info, warn, error), as text or
+// JSON. Stdout is left to command output and the MCP stdio protocol.
+func NewLogger(level string, asJSON bool) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
-	return slog.New(h).With("role", role), nil
+	opts := &slog.HandlerOptions{Level: l}
+	if asJSON {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
 }
 
 // Settings are the topology settings these flags select.
