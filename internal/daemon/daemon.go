@@ -85,7 +85,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		conn.Close()
 		log.Info("stopped", "component", "nats-connection")
 	}()
-	settings := bus.Settings{}
+	settings := bus.Settings{Replicas: cfg.NATS.Replicas}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings))
 	cancel()
@@ -130,8 +130,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	// connection and the embedded server close last (deferred above).
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
+	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: QueryPrefix})
+		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: QueryPrefix, Ready: func() { close(queryReady) }})
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {
@@ -141,6 +142,17 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("indexer", idx.Run)
 	g.Start("ingest", ing.Run)
 
+	// Announce the daemon only once it answers: the query endpoints are
+	// registered and the edge has replayed the documents already indexed.
+	for _, ready := range []<-chan struct{}{queryReady, mat.Ready()} {
+		select {
+		case <-ready:
+		case <-g.Failed():
+			return g.Wait()
+		case <-ctx.Done():
+			return g.Wait()
+		}
+	}
 	info := workspace.DaemonInfo{
 		PID: os.Getpid(), Workspace: ws.Root, Repo: cfg.Workspace.Name, NATSURL: natsURL,
 		MCPURL: mcpURL, QueryPrefix: QueryPrefix, StartedAt: time.Now().UTC(), Version: version.Version,

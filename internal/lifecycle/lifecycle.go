@@ -68,6 +68,9 @@ func (g *Group) fail(err error) {
 	})
 }
 
+// Failed is closed when a component has failed.
+func (g *Group) Failed() <-chan struct{} { return g.failed }
+
 // Wait blocks until the parent context ends or a component fails, then
 // stops everything in order and returns the first failure.
 func (g *Group) Wait() error {

@@ -58,6 +58,9 @@ type NATSConfig struct {
 	// LeafRemotes join the embedded server to team clusters.
 	LeafRemotes []string `toml:"leaf_remotes"`
 	Credentials string   `toml:"credentials"`
+	// Replicas of streams and buckets this workspace provisions: 1 on the
+	// embedded server, 3 on a team cluster.
+	Replicas int `toml:"replicas"`
 }
 
 // MCPConfig configures the daemon's MCP HTTP endpoint.
@@ -107,6 +110,9 @@ func (c *Config) SetDefaults(root string) {
 		on := true
 		c.NATS.SyncAlways = &on
 	}
+	if c.NATS.Replicas == 0 {
+		c.NATS.Replicas = 1
+	}
 	if c.MCP.HTTPAddr == "" && !c.MCP.HTTPDisabled {
 		c.MCP.HTTPAddr = "127.0.0.1:0"
 	}
@@ -137,6 +143,9 @@ func (c *Config) Validate() error {
 		if st, err := os.Stat(r.Path); err != nil || !st.IsDir() {
 			return fmt.Errorf("config [[repos]] %q: path %s is not a directory", r.Name, r.Path)
 		}
+	}
+	if c.NATS.URL == "" && c.NATS.Replicas != 1 {
+		return fmt.Errorf("config [nats] replicas = %d needs a cluster: the embedded server is a single node (set url, or replicas = 1)", c.NATS.Replicas)
 	}
 	if c.Ingest.InlineBytes > c.Ingest.MaxFileBytes {
 		return fmt.Errorf("config [ingest] inline_bytes (%d) exceeds max_file_bytes (%d)", c.Ingest.InlineBytes, c.Ingest.MaxFileBytes)
@@ -203,6 +212,8 @@ url = ""
 sync_always = true
 # Join a team cluster as a leaf node, e.g. ["nats-leaf://nats.team:7422"].
 leaf_remotes = []
+# Replicas of streams and buckets: 1 embedded, 3 on a team cluster.
+replicas = 1
 
 [mcp]
 # MCP over Streamable HTTP; port 0 picks a free port (see `+"`cue status`"+`).
