@@ -36,9 +36,11 @@ const (
 )
 
 // Trigger is a phrase that opens a decision or a rationale, matched
-// case-insensitively. The captured text is Lead followed by what comes
-// after Phrase in the sentence, so "I'll use X" read with {Phrase: "i'll
-// use", Lead: "use "} gives "Use X".
+// case-insensitively and not inside a word. The captured text is Lead
+// followed by what comes after Phrase in the sentence (up to a trigger of
+// the other sort), capitalised and without closing punctuation, so "I'll
+// use X." read with {Phrase: "i'll use", Lead: "use "} gives "Use X".
+// Lead keeps the verb a phrase would otherwise swallow.
 type Trigger struct {
 	Phrase string `json:"phrase"`
 	Lead   string `json:"lead,omitempty"`
@@ -158,8 +160,8 @@ func ExtractExperiences(t Transcript, rules GraftRules, c clock.Clock) []Experie
 	return out
 }
 
-// DefaultExperienceLimit is how many experiences LoadRecent returns, to
-// keep the anchor context small.
+// DefaultExperienceLimit is how many experiences RecentExperiences
+// returns by default, to keep the anchor context small.
 const DefaultExperienceLimit = 10
 
 // RecentExperiences is seed 004 §3's loading strategy: the experiences
