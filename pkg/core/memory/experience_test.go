@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 )
@@ -185,4 +186,25 @@ func TestExperienceMemory(t *testing.T) {
 		m.Session != "s" || m.Confidence != DefaultConfidence || !m.CreatedAt.Equal(graftTime) || m.FilesTouched[0] != "a.go" {
 		t.Fatalf("got %+v", m)
 	}
+}
+
+// FuzzExtractExperiences: trigger offsets are found in a lowercased copy
+// and used on the original, so any text must slice safely.
+func FuzzExtractExperiences(f *testing.F) {
+	for _, s := range []string{
+		"I decided to use X because Y.", "İİ I'll use Ω. The reason is ẞ.", "because\n decided to", "\xffdecided to\xfe",
+	} {
+		f.Add(s)
+	}
+	c := clock.NewDeterministic(graftTime)
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, e := range ExtractExperiences(Transcript{Text: text}, DefaultGraftRules(), c) {
+			if e.Decision == "" {
+				t.Fatalf("empty decision from %q", text)
+			}
+			if utf8.ValidString(text) && (!utf8.ValidString(e.Decision) || !utf8.ValidString(e.Rationale)) {
+				t.Fatalf("invalid UTF-8 from %q: %+v", text, e)
+			}
+		}
+	})
 }
