@@ -1,0 +1,85 @@
+package memory
+
+import (
+	"encoding/json"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMemoryJSON(t *testing.T) {
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	m := Memory{Content: "Use NATS KV", Kind: KindDecision, Rationale: "one dependency",
+		FilesTouched: []string{"internal/bus/kv.go"}, Confidence: 0.72, Repo: "cuedeck", Session: "s1",
+		Source: Span{Start: 100, End: 250}, Provider: "ollama", Model: "qwen", CreatedAt: at, UpdatedAt: at}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"content", "kind", "rationale", "files_touched", "confidence", "repo", "session",
+		"source", "provider", "model", "created_at", "updated_at"} {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("JSON lacks %q: %s", k, b)
+		}
+	}
+	var back Memory
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, m) {
+		t.Fatalf("round trip: %+v", back)
+	}
+}
+
+func TestKindValid(t *testing.T) {
+	for _, k := range []Kind{KindDecision, KindRationale, KindFact, KindPreference, KindOpenQuestion, KindExperience} {
+		if !k.Valid() {
+			t.Errorf("%q should be valid", k)
+		}
+	}
+	if Kind("opinion").Valid() || Kind("").Valid() {
+		t.Error("unknown kinds must be invalid")
+	}
+}
+
+// TestPackageIsPure keeps package memory free of I/O and infrastructure:
+// the extractor and the edge hand it values, and it must stay testable on
+// its own.
+func TestPackageIsPure(t *testing.T) {
+	forbidden := []string{"os", "os/exec", "io/fs", "io/ioutil", "path/filepath", "net", "net/http", "syscall"}
+	forbiddenPrefixes := []string{"github.com/nats-io/", "github.com/dgraph-io/", "github.com/modelcontextprotocol/", "github.com/mark3labs/"}
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			bad := slices.Contains(forbidden, path)
+			for _, p := range forbiddenPrefixes {
+				bad = bad || strings.HasPrefix(path, p)
+			}
+			if bad {
+				t.Errorf("%s imports %s; keep package memory pure", name, path)
+			}
+		}
+	}
+}
