@@ -1,6 +1,7 @@
 // Package llmjson turns what a language model streams back into valid JSON.
-// The extractor's Ollama path calls Repair (seed 003 §7) on a reply that is
-// not valid JSON.
+// The extractor's Ollama path feeds a reply's chunks to an Assembler (seed
+// 003 §8) and, when a reply is not valid JSON, Repair (§7) fixes it; both
+// are pure and read time only through pkg/core/clock.
 //
 // Where the seed is ambiguous or wrong, this package decides:
 //
@@ -37,4 +38,30 @@
 //     the fast path, as in the seed. MaxRepairs counts whole passes, not
 //     single fixes; a pass that changes nothing ends the attempts on its
 //     candidate.
+//
+// For the Assembler:
+//
+//   - awaiting_close. The seed's code never enters it. Here a delta after
+//     which the stream is structurally complete and parses moves in_chunk
+//     to awaiting_close and yields complete_object with CanValidate. In
+//     awaiting_close, stop completes; whitespace deltas are accepted and
+//     not kept; any other delta is an invalid transition; and once the
+//     close timeout has passed, the next event or CheckTimeout fails the
+//     stream with ErrCloseTimeout.
+//   - Structural tracking starts at the first '{' or '['; the mid-stream
+//     parse happens only when that first value closes and only once, and a
+//     bare scalar never counts as complete mid-stream (42 might be 421).
+//     The seed's escape handling is right: its `continue` after escapeNext
+//     skips the escaped byte, so \" split across chunks stays in the string.
+//   - Errors. The seed sets state to error before naming the state in its
+//     message, so it always says "in state: error"; here the message names
+//     the state the event arrived in. A failed stop ends in StateError,
+//     not StateComplete. Complete and error are final: later events get an
+//     error and leave the state alone.
+//   - Repair at stop. The seed's attemptBasicRepair closes braces before
+//     brackets and the string after both, so its own test ({"memories":[{
+//     ... cut off) fails. Stop uses Repair's machine instead, without
+//     MaxLength since the buffer is bounded by MaxBufferSize.
+//   - ChunkCount counts every event, start and stop included, as the seed
+//     does. Sizes are in bytes.
 package llmjson
