@@ -37,7 +37,8 @@
 //   - Limits. MaxLength counts bytes, not UTF-16 units, and applies before
 //     the fast path, as in the seed. MaxRepairs counts whole passes, not
 //     single fixes; a pass that changes nothing ends the attempts on its
-//     candidate.
+//     candidate. Nesting deeper than encoding/json accepts (10,000) cannot
+//     be repaired.
 //
 // For the Assembler:
 //

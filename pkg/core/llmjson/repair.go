@@ -145,6 +145,7 @@ type repairer struct {
 	src   string
 	out   []byte
 	stack []frame
+	open  [2]int // open objects and arrays in stack, so a stray closer is not a stack walk
 }
 
 // repairPass makes one repair pass over src. It returns the repaired text
@@ -169,6 +170,7 @@ func repairPass(src string) (string, int) {
 				f.slot = expectKey
 			}
 			r.stack = append(r.stack, f)
+			r.open[kindIndex(c)]++
 			i++
 		case c == '}' || c == ']':
 			i++
@@ -280,6 +282,9 @@ func (r *repairer) close(c byte) bool {
 	if c == ']' {
 		open = '['
 	}
+	if r.open[kindIndex(open)] == 0 {
+		return false
+	}
 	for k := len(r.stack) - 1; k >= 0; k-- {
 		if r.stack[k].kind == open {
 			for len(r.stack) > k {
@@ -307,6 +312,14 @@ func (r *repairer) closeTop() {
 		r.out = append(r.out, ']')
 	}
 	r.stack = r.stack[:len(r.stack)-1]
+	r.open[kindIndex(f.kind)]--
+}
+
+func kindIndex(open byte) int {
+	if open == '{' {
+		return 0
+	}
+	return 1
 }
 
 // scanString copies the string starting at src[i] (opened by '"' or '\”)
