@@ -373,7 +373,8 @@ func (a *Assembler) stopLocked() Result {
 		return a.failLocked(&TransitionError{Event: EventStop, State: a.state})
 	}
 	buf := a.buf.String()
-	if json.Valid([]byte(buf)) {
+	// In awaiting_close the buffer has parsed and not changed since.
+	if a.state == StateAwaitingClose || json.Valid([]byte(buf)) {
 		a.state = StateComplete
 		return a.resultLocked(ResultComplete, nil)
 	}
