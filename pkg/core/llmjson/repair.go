@@ -497,7 +497,8 @@ func numberPrefix(s string) (valid bool, prefix int) {
 }
 
 // scanWord copies the bare word starting at src[i] and returns the offset
-// after it. Where a key belongs (after '{' or ',') it becomes a quoted key. As a value, JSON's
+// after it. Where a key belongs (after '{' or ','), a word followed by ':'
+// becomes a quoted key; without the colon it is more likely prose in braces. As a value, JSON's
 // literals stay, Python's True, False and None become JSON's, and a literal
 // cut off by the end of input is completed; other words are copied for
 // validation to reject.
@@ -512,7 +513,7 @@ func (r *repairer) scanWord(i int) int {
 		r.out = append(r.out, word...)
 		return j
 	}
-	if r.place(true) {
+	if r.place(colonFollows(r.src, j)) {
 		r.out = append(r.out, '"')
 		r.out = append(r.out, word...)
 		r.out = append(r.out, '"')
@@ -535,6 +536,13 @@ func (r *repairer) scanWord(i int) int {
 	}
 	r.out = append(r.out, word...)
 	return j
+}
+
+func colonFollows(src string, j int) bool {
+	for j < len(src) && isSpace(src[j]) {
+		j++
+	}
+	return j < len(src) && src[j] == ':'
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -92,6 +92,7 @@ func TestRepairBoundaries(t *testing.T) {
 		{"prose-before", `Sure! Here it is: {"a": [1, 2]} Hope that helps.`, `{"a": [1, 2]}`},
 		{"second-value-dropped", `{"a":1}{"b":2}`, `{"a":1}`},
 		{"bracketed-prose-first", `Found [two] items: {"n": 2}`, `{"n": 2}`},
+		{"braced-prose-first", `I think {this} is it: {"a":1}`, `{"a":1}`},
 		{"fence", "Here is the JSON:\n```json\n{\"memories\": []}\n```\nDone.", `{"memories": []}`},
 		{"fence-over-prose-brackets", "Results [see below]:\n```\n[1, 2,]\n```", `[1, 2]`},
 		{"open-fence", "```json\n{\"a\": [1", `{"a": [1]}`},
