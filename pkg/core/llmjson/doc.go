@@ -20,20 +20,22 @@
 //   - Quotes. A ' opens a single-quoted string only where a string may
 //     start; apostrophes inside double-quoted strings stay, and inner
 //     double quotes are escaped when a single-quoted string is converted.
-//     A quote ends its string only if what follows (after whitespace) is
-//     ',', ':', '}', ']', a newline or the end; any other quote is text and
-//     is escaped. Valid JSON always meets this test.
+//     A quote ends its string only if the whitespace after it holds a
+//     newline or what follows is ',', ':', '}', ']' or the end; any other
+//     quote is text and is escaped. Valid JSON always meets this test; a
+//     comma forgotten on one line ({"a": "x" "b": 1}) does not.
 //   - Nesting. Missing closers are written innermost first from a stack,
 //     so [{"a":1 becomes [{"a":1}] (the seed writes every '}' before every
-//     ']'). A closer that skips an open container closes it first; one that
-//     closes nothing is dropped.
+//     ']'). A closer that skips an open container closes it first, so
+//     {"a":[1,2}, "b":3} ends after the first '}' and loses "b"; a closer
+//     that closes nothing is dropped.
 //   - Cut-off values. A dangling key ({"a":1,"b": or {"a") is dropped with
 //     its comma, a truncated number keeps its longest valid prefix, a
 //     truncated literal is completed, a cut escape is dropped.
 //   - Further repairs the seed lacks: raw control characters in strings
 //     are escaped, invalid escapes become text, missing commas and colons
-//     between members are written, bare keys are quoted, Python's True,
-//     False and None become JSON's.
+//     between members are written, a bare word followed by ':' is quoted
+//     as a key, and Python's True, False and None become JSON's.
 //   - Limits. MaxLength counts bytes, not UTF-16 units, and applies before
 //     the fast path, as in the seed. MaxRepairs counts whole passes, not
 //     single fixes; a pass that changes nothing ends the attempts on its
@@ -51,7 +53,8 @@
 //     stream with ErrCloseTimeout.
 //   - Structural tracking starts at the first '{' or '['; the mid-stream
 //     parse happens only when that first value closes and only once, and a
-//     bare scalar never counts as complete mid-stream (42 might be 421).
+//     bare scalar never counts as complete mid-stream (42 might be 421),
+//     where the seed's check (depths zero, buffer not blank) counts it.
 //     The seed's escape handling is right: its `continue` after escapeNext
 //     skips the escaped byte, so \" split across chunks stays in the string.
 //   - Errors. The seed sets state to error before naming the state in its
