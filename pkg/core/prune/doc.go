@@ -50,6 +50,11 @@
 //     next todowrite (8, 12, 16… with the defaults). Stuck guidance counts
 //     the longest in_progress run; a task leaving in_progress loses its
 //     turn, and todos are matched across writes by id, else by content.
+//   - The seed's stuck-task flow (writes at turns 1, 3 and 5, a reminder at
+//     15) elides a turn: after a write at 5 the reminder is due at 13 and 17.
+//     The guidance is built for whatever turn the reminder is, so at 15 it
+//     says 12 turns; a write at turn 7 would make 15 a reminder turn.
+//   - The stats block always writes "prunes", as the seed's format does.
 //   - The guidance names the configured todowrite tool, so it reads
 //     `todowrite` with the seed's naming and `TodoWrite` with Claude Code's.
 package prune

@@ -163,7 +163,7 @@ func (p *Pruner) Supersede(calls []ToolCall, currentTurn int) Result {
 	return res
 }
 
-// prunable applies the protection rules to calls[i].
+// prunable applies the protection rules to c.
 func (p *Pruner) prunable(c *ToolCall, currentTurn int) bool {
 	switch {
 	case c.Superseded, c.Status != StatusCompleted:

@@ -337,6 +337,18 @@ func TestStuckFlowReminderSchedule(t *testing.T) {
 	}
 }
 
+func TestReminderWithoutTodoList(t *testing.T) {
+	p := newPruner(t, Config{})
+	st := p.Supersede([]ToolCall{call("r", "read", 1, file("/x"))}, 8).Todos
+	if !p.ReminderDue(st.LastWriteTurn, 8) {
+		t.Error("reminder not due at 8 in a conversation without todos")
+	}
+	want := "🔖 **Todo Reminder**\nYou have no todo list yet. Use `todowrite` to plan the work and track it."
+	if got := p.TodoReminder(st, 8).Text; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestReminderSchedule(t *testing.T) {
 	p := newPruner(t, Config{})
 	var due []int

@@ -155,9 +155,14 @@ func (p *Pruner) TodoReminder(st TodoState, currentTurn int) Reminder {
 		tool = p.cfg.Tools.TodoWrite[0]
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "🔖 **Todo Reminder**\nYour todo list was last updated %d turns ago. "+
-		"Use `%s` to mark finished tasks completed and the task you are on in_progress.",
-		currentTurn-st.LastWriteTurn, tool)
+	b.WriteString("🔖 **Todo Reminder**\n")
+	if st.LastWriteTurn == 0 && len(st.Tasks) == 0 {
+		fmt.Fprintf(&b, "You have no todo list yet. Use `%s` to plan the work and track it.", tool)
+	} else {
+		fmt.Fprintf(&b, "Your todo list was last updated %d turns ago. "+
+			"Use `%s` to mark finished tasks completed and the task you are on in_progress.",
+			currentTurn-st.LastWriteTurn, tool)
+	}
 	var open []string
 	for _, t := range st.Tasks {
 		if t.Status != string(StatusCompleted) && t.Status != "cancelled" {
