@@ -42,9 +42,6 @@ var (
 		}
 		return &c
 	}()
-	// keyHints are the substrings a secret key name contains; a cheap
-	// filter before the key is split into words.
-	keyHints = [][]byte{[]byte("pass"), []byte("pwd"), []byte("secret"), []byte("token"), []byte("key"), []byte("auth"), []byte("cred")}
 )
 
 // scanAssignments finds secrets assigned to keys that name them.
@@ -65,7 +62,6 @@ func scanAssignments(text string, cs []cand, rule int) []cand {
 							r = rAWSSecret
 						}
 						cs = append(cs, cand{s, e, r})
-						i = e
 					}
 				}
 			}
@@ -108,14 +104,14 @@ func valueStart(text string, p int) int {
 }
 
 // keyBefore reads the key left of the separator at p: spaces, an optional
-// closing quote (maybe JSON-escaped) or ], then the name.
+// closing quote (maybe JSON-escaped, maybe in ["…"]), then the name.
 func keyBefore(text string, p int) keyKind {
 	k := p
 	for k > 0 && p-k < 4 && (text[k-1] == ' ' || text[k-1] == '\t') {
 		k--
 	}
-	if k > 0 && text[k-1] == ']' {
-		k--
+	if k > 1 && text[k-1] == ']' && (text[k-2] == '"' || text[k-2] == '\'') {
+		k-- // config["password"] = …; a bare ] is a marker's end, not a key's
 	}
 	if k > 0 && (text[k-1] == '"' || text[k-1] == '\'' || text[k-1] == '`') {
 		k--
@@ -130,21 +126,59 @@ func keyBefore(text string, p int) keyKind {
 	if k == end || end-k >= 80 {
 		return keyNone
 	}
-	var buf [80]byte
-	lower := buf[:end-k]
-	for i := range lower {
-		c := text[k+i]
+	if key := text[k:end]; hasKeyHint(key) {
+		return classifyKey(key)
+	}
+	return keyNone
+}
+
+// hasKeyHint reports whether key contains, in any case, a substring every
+// secret key name has: pass, pwd, secret, token, key, auth or cred. It is
+// the cheap filter before the key is split into words.
+func hasKeyHint(key string) bool {
+	for i := 0; i+3 <= len(key); i++ {
+		var hint string
+		switch key[i] | 0x20 {
+		case 'p':
+			if hasPrefixFold(key[i:], "pwd") {
+				return true
+			}
+			hint = "pass"
+		case 's':
+			hint = "secret"
+		case 't':
+			hint = "token"
+		case 'k':
+			hint = "key"
+		case 'a':
+			hint = "auth"
+		case 'c':
+			hint = "cred"
+		default:
+			continue
+		}
+		if hasPrefixFold(key[i:], hint) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case; prefix is lower case.
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		lower[i] = c
-	}
-	for _, h := range keyHints {
-		if bytes.Contains(lower, h) {
-			return classifyKey(text[k:end])
+		if c != prefix[i] {
+			return false
 		}
 	}
-	return keyNone
+	return true
 }
 
 var (
@@ -179,29 +213,47 @@ func set(words ...string) map[string]bool {
 	return m
 }
 
+// maxKeyWords bounds the words classifyKey reads; longer names are not keys.
+const maxKeyWords = 16
+
 // classifyKey splits a key name into lower-case words (at _ - . and case
-// changes) and says whether it names a password, a secret, or neither.
+// changes) and says whether it names a password, a secret, or neither. It
+// works in stack buffers: it runs for every key that passes hasKeyHint.
 func classifyKey(key string) keyKind {
-	words := splitWords(key)
-	if len(words) == 0 {
+	if len(key) > 80 {
 		return keyNone
 	}
-	last := words[len(words)-1]
-	if notSecretLast[last] && !(last == "key" && len(words) > 1 && keyQualifiers[words[len(words)-2]]) {
+	var lower, joined [80]byte
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	var spans [maxKeyWords][2]int
+	n := splitWords(key, &spans)
+	if n == 0 || n > maxKeyWords {
 		return keyNone
 	}
-	joined := strings.Join(words, "")
-	aws, kind := false, keyNone
-	for i, w := range words {
-		aws = aws || w == "aws"
+	word := func(i int) []byte { return lower[spans[i][0]:spans[i][1]] }
+	last := word(n - 1)
+	if notSecretLast[string(last)] && !(string(last) == "key" && n > 1 && keyQualifiers[string(word(n-2))]) {
+		return keyNone
+	}
+	aws, kind, nj := false, keyNone, 0
+	for i := range n {
+		w := word(i)
+		nj += copy(joined[nj:], w)
+		aws = aws || string(w) == "aws"
 		switch {
-		case passwordWords[w]:
+		case passwordWords[string(w)]:
 			kind = max(kind, keyPassword)
-		case secretWords[w], w == "key" && i > 0 && keyQualifiers[words[i-1]]:
+		case secretWords[string(w)], string(w) == "key" && i > 0 && keyQualifiers[string(word(i-1))]:
 			kind = max(kind, keySecret)
 		default:
 			for _, s := range secretSuffixes {
-				if strings.HasSuffix(w, s) {
+				if bytes.HasSuffix(w, []byte(s)) {
 					k := keySecret
 					if strings.HasPrefix(s, "pass") {
 						k = keyPassword
@@ -211,20 +263,25 @@ func classifyKey(key string) keyKind {
 			}
 		}
 	}
-	if kind != keyNone && (aws && strings.Contains(joined, "secret") || strings.Contains(joined, "secretaccesskey")) {
+	j := joined[:nj]
+	if kind != keyNone && (aws && bytes.Contains(j, []byte("secret")) || bytes.Contains(j, []byte("secretaccesskey"))) {
 		return keyAWSSecret
 	}
 	return kind
 }
 
-func splitWords(key string) []string {
-	var words []string
-	start := 0
+// splitWords records the words of key in spans and returns how many there
+// are; more than len(spans) means too many.
+func splitWords(key string, spans *[maxKeyWords][2]int) int {
+	n, start := 0, 0
 	isUpper := func(c byte) bool { return c >= 'A' && c <= 'Z' }
 	isLower := func(c byte) bool { return c >= 'a' && c <= 'z' }
 	flush := func(end int) {
 		if end > start {
-			words = append(words, strings.ToLower(key[start:end]))
+			if n < len(spans) {
+				spans[n] = [2]int{start, end}
+			}
+			n++
 		}
 	}
 	for i := 0; i < len(key); i++ {
@@ -240,7 +297,7 @@ func splitWords(key string) []string {
 		}
 	}
 	flush(len(key))
-	return words
+	return n
 }
 
 // value reads the value starting at vs and reports its span if it looks
@@ -267,13 +324,15 @@ func value(text string, vs int, kind keyKind) (start, end int, ok bool) {
 		vs = q + len(quote)
 	}
 	start = skipAuthScheme(text, vs)
-	end = munch(text, start, notValueStop)
+	end = munch(text[:min(len(text), start+valueMaxLen+1)], start, notValueStop)
 	if quote != "" {
 		if !strings.HasPrefix(text[end:], quote) {
 			return 0, 0, false // spaces or escapes inside: prose, not a secret
 		}
 	} else if end < len(text) && (text[end] == '(' || text[end] == '[') {
 		return 0, 0, false // a call or an index: code computes the value
+	} else if end > start && text[end-1] == ':' {
+		return 0, 0, false // a key, not a value: pass: Authorization: …
 	}
 	v := text[start:end]
 	if kind == keyAWSSecret && len(v) == 40 && !structuralPlaceholder(v) && onlyFrom(v, base64std) && !strings.HasSuffix(v, "=") {
@@ -318,19 +377,18 @@ func onlyFrom(s string, set *charset) bool {
 var identChars = newCharset("a-z", "A-Z", "0-9", "_")
 
 // codeExpression reports whether an unquoted value reads as code, not a
-// literal: a dotted path (os.environ, settings.SECRET_KEY) or an
-// identifier without digits (userPassword).
+// literal: an identifier or dotted path without digits (userPassword,
+// os.environ, settings.SECRET_KEY). Machine-made secrets have digits.
 func codeExpression(v string) bool {
 	if v == "" || !(v[0] == '_' || alnum[v[0]] && v[0] > '9') {
 		return false
 	}
-	parts := strings.Split(v, ".")
-	for _, p := range parts {
-		if p == "" || !onlyFrom(p, identChars) || p[0] >= '0' && p[0] <= '9' {
+	for _, p := range strings.Split(v, ".") {
+		if p == "" || !onlyFrom(p, identChars) {
 			return false
 		}
 	}
-	return len(parts) > 1 || strings.IndexAny(v, "0123456789") < 0
+	return strings.IndexAny(v, "0123456789") < 0
 }
 
 // secretValue applies the generic thresholds.
@@ -398,19 +456,21 @@ func placeholder(v string) bool {
 	return false
 }
 
-// structuralPlaceholder reports shapes no random secret has: a run of five
-// identical bytes (xxxxx, 00000, *****) or a counting run (12345678,
-// abcdefgh). Token rules use only this check, so that a real token is never
-// spared for a word that happens to be inside it.
+// structuralPlaceholder reports shapes no random secret has: a run of
+// eight identical bytes (00000000), four filler bytes (xxxx, ****, ####,
+// ....), or a counting run (12345678, abcdefgh). Token rules use only this
+// check, so that a real token is never spared for a word inside it; the
+// thresholds leave a random body's chance of tripping them below 1e-4.
 func structuralPlaceholder(s string) bool {
 	run := 1
 	for i := 1; i < len(s); i++ {
-		if s[i] == s[i-1] {
-			if run++; run >= 5 {
-				return true
-			}
-		} else {
+		if s[i] != s[i-1] {
 			run = 1
+			continue
+		}
+		run++
+		if run >= 8 || run >= 4 && strings.IndexByte("xX*#.", s[i]) >= 0 {
+			return true
 		}
 	}
 	lower := strings.ToLower(s)

@@ -80,7 +80,7 @@ var lookAlikes = []string{
 	"pipeline step sk-preprocess-normalize-features-v2 finished in 3.2s",
 	`password = "test"`,
 	`api_key = "abc123"`,
-	"Authorization: eyJ0ZXN0IjoxfQ.eyJ0ZXN0IjoxfQ.c2lnbmF0dXJl",
+	`{"cursor": "eyJ0ZXN0IjoxfQ.eyJ0ZXN0IjoxfQ.c2lnbmF0dXJl"}`,
 	"cursor=eyJwYWdlIjoyLCJzaXplIjo1MH0 next page",
 	"eyJhbGciOiJIUzI1NiJ9 is only a header, without payload or signature",
 	"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@bastion",

@@ -247,7 +247,7 @@ func (g *Guard) pass(text string) []cand {
 	cs = scanPrivateKeys(text, cs)
 	cs = scanTokens(text, cs)
 	cs = scanJWTs(text, cs)
-	cs = scanURLPasswords(text, cs)
+	cs = scanURLs(text, cs)
 	for _, e := range g.extras {
 		cs = e.scan(text, cs)
 	}

@@ -195,3 +195,16 @@ func TestClassifyKey(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkerIsNotAKey: a marker's rule id reads like a key name
+// (github-token, url-password); it must not make the next value a secret.
+func TestMarkerIsNotAKey(t *testing.T) {
+	in := "[REDACTED:github-token]: Xk9mP2qR7vL4nB8wQ3zT and [REDACTED:url-password]=Xk9mP2qR7vL4"
+	if out, f := Redact(in); out != in {
+		t.Errorf("got %q %v", out, f)
+	}
+	in = `config["password"] = "Xk9mP2qR7vL4"`
+	if out, _ := Redact(in); out != `config["password"] = "[REDACTED:generic-secret]"` {
+		t.Errorf("got %q", out)
+	}
+}

@@ -2,6 +2,9 @@ package guard
 
 import "strings"
 
+// golden is 2^64 divided by the golden ratio: a multiplicative hash.
+const golden = 0x9E3779B97F4A7C15
+
 // findAll appends a candidate for every occurrence in text of each secret
 // (mapped to its rule) that does not touch a protected span.
 func findAll(text string, secrets map[string]int, cs, protected []cand) []cand {
@@ -32,15 +35,14 @@ func findAll(text string, secrets map[string]int, cs, protected []cand) []cand {
 		w = min(w, len(s))
 	}
 	shift := uint(8 * (w - 1))
-	var filter [1 << 10]uint64 // 65,536 bits
-	hash := func(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> 48 }
+	var filter [1 << 10]uint64 // 65,536 bits, indexed by hash(window)
 	heads := make(map[uint64][]string, len(secrets))
 	for s := range secrets {
 		var k uint64
 		for i := w - 1; i >= 0; i-- {
 			k = k<<8 | uint64(s[i])
 		}
-		h := hash(k)
+		h := (k * golden) >> 48
 		filter[h>>6] |= 1 << (h & 63)
 		heads[k] = append(heads[k], s)
 	}
@@ -50,7 +52,7 @@ func findAll(text string, secrets map[string]int, cs, protected []cand) []cand {
 		if i < w-1 {
 			continue
 		}
-		if h := hash(k); filter[h>>6]&(1<<(h&63)) == 0 {
+		if h := (k * golden) >> 48; filter[h>>6]&(1<<(h&63)) == 0 {
 			continue
 		}
 		at := i - (w - 1)

@@ -24,7 +24,7 @@ const (
 	RuleGitLabToken = "gitlab-token"
 	// RuleSlackToken: xoxb-, xoxp-, xoxa-, xoxr- and xoxs- tokens.
 	RuleSlackToken = "slack-token"
-	// RuleSlackWebhook: a hooks.slack.com webhook URL, whole.
+	// RuleSlackWebhook: a https://hooks.slack.com/ webhook URL, whole.
 	RuleSlackWebhook = "slack-webhook-url"
 	// RuleStripeKey: Stripe secret and restricted keys, live and test
 	// (sk_live_, rk_live_, sk_test_, rk_test_). Test keys count: they read
@@ -165,7 +165,7 @@ func checkSlack(body string) (int, int) {
 		return -1, 0
 	}
 	body = strings.TrimRight(body, "-")
-	if strings.IndexAny(body[2:], "0123456789") < 0 {
+	if len(body) < 3 || strings.IndexAny(body[2:], "0123456789") < 0 {
 		return -1, 0
 	}
 	return len(body), rSlackToken
@@ -190,65 +190,98 @@ func checkSK(body string) (int, int) {
 	return len(body), rOpenAI
 }
 
+// anchoredRule is a token rule reached from one byte of its prefix.
+type anchoredRule struct {
+	rule   int // index in tokenRules
+	offset int // of the anchor byte in the prefix
+}
+
+// tokenAnchor is one IndexByte pass over the text serving several token
+// rules: those whose prefix holds byte b (uncommon in prose and code),
+// which must be followed by one of the bytes in next.
+type tokenAnchor struct {
+	b     byte
+	next  [256]bool
+	rules []anchoredRule
+}
+
+var tokenAnchors = func() []*tokenAnchor {
+	var as []*tokenAnchor
+	for _, b := range []byte("xkAg") {
+		as = append(as, &tokenAnchor{b: b})
+	}
+	for r, t := range tokenRules {
+		for _, a := range as {
+			if k := strings.IndexByte(t.prefix, a.b); k >= 0 {
+				a.rules = append(a.rules, anchoredRule{r, k})
+				a.next[t.prefix[k+1]] = true
+				break
+			}
+		}
+	}
+	return as
+}()
+
 // scanTokens finds the prefixed tokens. A token must not continue a word:
 // the byte before its prefix is not a letter or digit.
 func scanTokens(text string, cs []cand) []cand {
-	for _, t := range tokenRules {
+	// next[r]: where rule r's last body run ended. A prefix inside that run
+	// ("sk-sk-sk-…") would re-read it, so it is skipped: the scan stays linear.
+	var next [32]int
+	for _, a := range tokenAnchors {
 		for i := 0; ; {
-			j := strings.Index(text[i:], t.prefix)
+			j := strings.IndexByte(text[i:], a.b)
 			if j < 0 {
 				break
 			}
-			start := i + j
-			i = start + 1
-			if start > 0 && alnum[text[start-1]] {
+			p := i + j
+			i = p + 1
+			if p+1 >= len(text) || !a.next[text[p+1]] {
 				continue
 			}
-			bodyStart := start + len(t.prefix)
-			end := munch(text, bodyStart, t.set)
-			n, rule := end-bodyStart, t.rule
-			if t.check != nil {
-				if n, rule = t.check(text[bodyStart:end]); n < 0 {
+			for _, ar := range a.rules {
+				t := &tokenRules[ar.rule]
+				start := p - ar.offset
+				if start < next[ar.rule] || start < 0 || !strings.HasPrefix(text[start:], t.prefix) ||
+					start > 0 && alnum[text[start-1]] {
 					continue
 				}
+				bodyStart := start + len(t.prefix)
+				end := munch(text, bodyStart, t.set)
+				next[ar.rule] = end
+				n, rule := end-bodyStart, t.rule
+				if t.check != nil {
+					if n, rule = t.check(text[bodyStart:end]); n < 0 {
+						continue
+					}
+				}
+				if n < t.min || n > t.max || structuralPlaceholder(text[bodyStart:bodyStart+n]) {
+					continue
+				}
+				cs = append(cs, cand{start, bodyStart + n, rule})
 			}
-			if n < t.min || n > t.max || structuralPlaceholder(text[bodyStart:bodyStart+n]) {
-				continue
-			}
-			cs = append(cs, cand{start, bodyStart + n, rule})
-			i = bodyStart + n
 		}
 	}
-	return scanSlackWebhooks(text, cs)
+	return cs
 }
 
-// scanSlackWebhooks redacts the whole URL: its path is the credential.
-func scanSlackWebhooks(text string, cs []cand) []cand {
+// slackWebhook returns the end of the Slack webhook URL whose host starts
+// at h, or -1. The whole URL is redacted: its path is the credential.
+func slackWebhook(text string, h int) int {
 	const host = "hooks.slack.com/"
-	for i := 0; ; {
-		j := strings.Index(text[i:], host)
-		if j < 0 {
-			return cs
-		}
-		start := i + j
-		pathStart := start + len(host)
-		end := munch(text, pathStart, slackPath)
-		i = max(end, start+1)
-		path := text[pathStart:end]
-		if !strings.HasPrefix(path, "services/") && !strings.HasPrefix(path, "workflows/") && !strings.HasPrefix(path, "triggers/") {
-			continue
-		}
-		if len(path) < 30 || strings.Count(path, "/") < 3 || structuralPlaceholder(path) {
-			continue
-		}
-		for _, scheme := range []string{"https://", "http://"} {
-			if strings.HasSuffix(text[:start], scheme) {
-				start -= len(scheme)
-				break
-			}
-		}
-		cs = append(cs, cand{start, end, rSlackWebhook})
+	if !strings.HasPrefix(text[h:], host) {
+		return -1
 	}
+	pathStart := h + len(host)
+	end := munch(text, pathStart, slackPath)
+	path := text[pathStart:end]
+	if !strings.HasPrefix(path, "services/") && !strings.HasPrefix(path, "workflows/") && !strings.HasPrefix(path, "triggers/") {
+		return -1
+	}
+	if len(path) < 30 || strings.Count(path, "/") < 3 || structuralPlaceholder(path) {
+		return -1
+	}
+	return end
 }
 
 // scanPrivateKeys finds PEM and PGP private key blocks. A block whose END
@@ -332,14 +365,15 @@ func skipPEMSpace(text string, i int) int {
 
 // scanJWTs finds JWS (three parts) and JWE (five parts) compact tokens.
 func scanJWTs(text string, cs []cand) []cand {
+	// Anchored on 'J', much rarer than 'e'.
 	for i := 0; ; {
-		j := strings.Index(text[i:], "eyJ")
+		j := strings.IndexByte(text[i:], 'J')
 		if j < 0 {
 			return cs
 		}
-		start := i + j
-		i = start + 1
-		if start > 0 && (base64urlDot[text[start-1]]) {
+		start := i + j - 2
+		i = start + 3
+		if start < 0 || text[start] != 'e' || text[start+1] != 'y' || start > 0 && base64urlDot[text[start-1]] {
 			continue
 		}
 		end := munch(text, start, base64urlDot)
@@ -387,8 +421,9 @@ var (
 	authorityStop = newCharset("/?#\"'`<> \t\r\n\\")
 )
 
-// scanURLPasswords finds the password in scheme://user:password@host.
-func scanURLPasswords(text string, cs []cand) []cand {
+// scanURLs finds the password in scheme://user:password@host, and Slack
+// webhook URLs.
+func scanURLs(text string, cs []cand) []cand {
 	for i := 0; ; {
 		j := strings.Index(text[i:], "://")
 		if j < 0 {
@@ -404,6 +439,11 @@ func scanURLPasswords(text string, cs []cand) []cand {
 			continue
 		}
 		authStart := sep + 3
+		if end := slackWebhook(text, authStart); end > 0 {
+			cs = append(cs, cand{s, end, rSlackWebhook})
+			i = end
+			continue
+		}
 		authEnd := authStart
 		for authEnd < len(text) && !authorityStop[text[authEnd]] {
 			authEnd++
