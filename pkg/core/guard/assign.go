@@ -47,6 +47,7 @@ var (
 // scanAssignments finds secrets assigned to keys that name them.
 func scanAssignments(text string, cs []cand, rule int) []cand {
 	for _, sep := range []byte{'=', ':'} {
+		var memo valueRun
 		for i := 0; ; {
 			j := strings.IndexByte(text[i:], sep)
 			if j < 0 {
@@ -56,7 +57,7 @@ func scanAssignments(text string, cs []cand, rule int) []cand {
 			i = p + 1
 			if vs := valueStart(text, p); vs > 0 {
 				if kind := keyBefore(text, p); kind != keyNone {
-					if s, e, ok := value(text, vs, kind); ok {
+					if s, e, ok := value(text, vs, kind, &memo); ok {
 						r := rule
 						if kind == keyAWSSecret {
 							r = rAWSSecret
@@ -300,9 +301,12 @@ func splitWords(key string, spans *[maxKeyWords][2]int) int {
 	return n
 }
 
+// valueRun is the last run of value bytes value read: [start, end).
+type valueRun struct{ start, end int }
+
 // value reads the value starting at vs and reports its span if it looks
 // like a secret for a key of this kind.
-func value(text string, vs int, kind keyKind) (start, end int, ok bool) {
+func value(text string, vs int, kind keyKind, memo *valueRun) (start, end int, ok bool) {
 	for vs < len(text) && (text[vs] == ' ' || text[vs] == '\t') {
 		vs++
 	}
@@ -324,7 +328,12 @@ func value(text string, vs int, kind keyKind) (start, end int, ok bool) {
 		vs = q + len(quote)
 	}
 	start = skipAuthScheme(text, vs)
-	end = munch(text[:min(len(text), start+valueMaxLen+1)], start, notValueStop)
+	// Values inside one run end where the run does: remember it, so a run
+	// full of separators (password=password=…) is read once.
+	if start < memo.start || start >= memo.end {
+		memo.start, memo.end = start, munch(text, start, notValueStop)
+	}
+	end = min(memo.end, start+valueMaxLen+1)
 	if quote != "" {
 		if !strings.HasPrefix(text[end:], quote) {
 			return 0, 0, false // spaces or escapes inside: prose, not a secret
@@ -383,12 +392,13 @@ func codeExpression(v string) bool {
 	if v == "" || !(v[0] == '_' || alnum[v[0]] && v[0] > '9') {
 		return false
 	}
-	for _, p := range strings.Split(v, ".") {
-		if p == "" || !onlyFrom(p, identChars) {
-			return false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= '0' && c <= '9' || c == '.' && (i+1 == len(v) || v[i+1] == '.') || c != '.' && !identChars[c] {
+			return false // digits, an empty part, or a byte outside identifiers
 		}
 	}
-	return strings.IndexAny(v, "0123456789") < 0
+	return true
 }
 
 // secretValue applies the generic thresholds.

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -389,7 +390,10 @@ func scanJWTs(text string, cs []cand) []cand {
 			continue
 		}
 		parts := strings.SplitN(run, ".", 3)
-		if len(parts[0]) < 10 || parts[1] == "" && dots == 2 || !jwtHeader(parts[0]) {
+		if len(parts[0]) < 10 || parts[1] == "" && dots == 2 {
+			continue
+		}
+		if dots == 2 && base64.RawURLEncoding.DecodedLen(len(parts[1])) == 0 || !jwtHeader(parts[0]) {
 			continue
 		}
 		if dots == 2 {
@@ -405,6 +409,10 @@ func scanJWTs(text string, cs []cand) []cand {
 func jwtHeader(part string) bool {
 	b, err := base64.RawURLEncoding.DecodeString(part)
 	if err != nil {
+		return false
+	}
+	// Cheap checks first: scanJWTs may meet many eyJ runs.
+	if len(b) < 2 || b[0] != '{' || !bytes.Contains(b, []byte(`"alg"`)) || !json.Valid(b) {
 		return false
 	}
 	var h map[string]json.RawMessage
