@@ -8,7 +8,8 @@ import (
 
 // The generic rule's thresholds, tuned on testdata/corpus.jsonl. People
 // choose passwords, so a password key accepts shorter, plainer values than
-// a token or API key key, whose values are machine-made.
+// a token or API-key name, whose values are machine-made. Every value must
+// also mix two of lower case, upper case and digits, and hold no spaces.
 const (
 	passwordMinLen     = 8
 	passwordMinEntropy = 2.5 // bits per byte

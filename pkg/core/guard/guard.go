@@ -8,6 +8,12 @@
 // assignment's '=' or ':') found with a substring search, and the heavier
 // checks (lengths, alphabets, entropy, decoding a JWT header) run only there.
 //
+// What it decides: documentation examples (AKIAIOSFODNN7EXAMPLE, jwt.io's
+// token) are redacted unless Options.AllowDocExamples says otherwise; Stripe
+// test keys are secrets; placeholders (changeme, <your-token>, ${VAR},
+// xxxx, env lookups) are not; and a string found as a secret once is
+// redacted wherever else it occurs in the same text.
+//
 // The package is pure: it imports no NATS, Badger, network or filesystem code.
 package guard
 
