@@ -172,10 +172,15 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		err = Permanent(err)
 	}
 	if err == nil {
-		if aerr := msg.Ack(); aerr != nil {
+		// Wait for the server to confirm the ack, so that a message is
+		// settled when Run returns and a clean restart redelivers nothing.
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		aerr := msg.DoubleAck(actx)
+		cancel()
+		if aerr != nil {
 			// The effect is durable and the handler idempotent: a
 			// redelivery after a lost ack changes nothing.
-			log.Warn("ack failed; message will be redelivered", "err", aerr)
+			log.Warn("ack not confirmed; message may be redelivered", "err", aerr)
 		}
 		return
 	}
