@@ -1,0 +1,26 @@
+// Package embed is the port through which CueDeck turns text into vectors
+// for semantic search. Adapters live in its subpackages: builtin (Universal
+// Sentence Encoder Lite in pure Go, weights in the binary) and ollama (any
+// Ollama embedding model). Edges and indexers depend on Embedder only.
+package embed
+
+import (
+	"context"
+	"errors"
+)
+
+// Embedder turns texts into L2-normalised vectors.
+type Embedder interface {
+	// ModelID names the model and its settings, e.g. "builtin:use-lite"
+	// or "ollama:all-minilm". Vectors are cached and compared only within
+	// one ModelID.
+	ModelID() string
+	// Dimensions is the length of every vector.
+	Dimensions() int
+	// Embed returns one vector per text, in order. It honours ctx.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// ErrUnavailable wraps failures that mean "no embeddings right now" (the
+// model server is down, the breaker is open): callers carry on keyword-only.
+var ErrUnavailable = errors.New("embedder unavailable")
