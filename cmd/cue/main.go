@@ -19,6 +19,7 @@ Usage:
   cue mcp                       serve MCP over stdio (starts the daemon if none runs)
   cue status [--json]           what is indexed, skipped, lagging, dead-lettered
   cue down                      stop this workspace's daemon gracefully
+  cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
   cue version
 
 Every command takes --workspace DIR (default: the repository around the
@@ -53,6 +54,8 @@ func run(args []string) error {
 		return cmdStatus(rest)
 	case "down":
 		return cmdDown(rest)
+	case "eval":
+		return cmdEval(rest)
 	case "version", "--version":
 		return cmdVersion()
 	case "help", "-h", "--help":
