@@ -100,13 +100,32 @@ func searchMode(raw json.RawMessage) string {
 	return "hybrid"
 }
 
+// filtered returns the keys of searchable docs whose frontmatter passes f.
+func (m *Materialiser) filtered(f *tools.Filters) map[string]bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make(map[string]bool)
+	for key, d := range m.docs {
+		if d.rec.Skip == nil && matches(f, d.rec.Frontmatter) {
+			out[key] = true
+		}
+	}
+	return out
+}
+
 // search runs a keyword query and returns up to limit hits that pass f.
 func (m *Materialiser) search(query string, limit int, f *tools.Filters) []tools.ContextHit {
 	want := limit + 8 // slack for hits removed since the index answered
+	var allow func(string) bool
 	if filtering(f) {
-		want = m.index.Len()
+		// Filters apply before ranking. The allowed set is taken under
+		// m.mu and released before the index is searched, because writers
+		// lock m.mu and then the index: holding them the other way round
+		// could deadlock.
+		allowed := m.filtered(f)
+		allow = func(id string) bool { return allowed[id] }
 	}
-	hits := m.index.Search(query, want)
+	hits := m.index.SearchFiltered(query, want, allow)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]tools.ContextHit, 0, min(limit, len(hits)))

@@ -322,3 +322,30 @@ func TestLetterSetNeverRulesOutNearWords(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchFilteredLimitsAfterFiltering(t *testing.T) {
+	ix := NewIndex()
+	for i := range 20 {
+		ix.Upsert(fmt.Sprintf("hot%02d", i), Fields{Body: "zebra zebra zebra"})
+	}
+	ix.Upsert("cold", Fields{Body: "zebra"})
+	allow := func(id string) bool { return id == "cold" }
+	got := ix.SearchFiltered("zebra", 5, allow)
+	if len(got) != 1 || got[0].ID != "cold" {
+		t.Fatalf("the one allowed doc ranks below 20 others and must still be found: %v", got)
+	}
+	// Pooled scratch must come back clean: an unfiltered search afterwards
+	// scores exactly as a fresh index would.
+	again := ix.Search("zebra", 3)
+	fresh := NewIndex()
+	for i := range 20 {
+		fresh.Upsert(fmt.Sprintf("hot%02d", i), Fields{Body: "zebra zebra zebra"})
+	}
+	fresh.Upsert("cold", Fields{Body: "zebra"})
+	want := fresh.Search("zebra", 3)
+	for i := range want {
+		if again[i] != want[i] {
+			t.Fatalf("after a filtered search: %v, want %v", again, want)
+		}
+	}
+}

@@ -20,6 +20,14 @@ import (
 // its first letter, at half weight. A query none of whose terms match returns
 // no hits.
 func (ix *Index) Search(query string, limit int) []Hit {
+	return ix.SearchFiltered(query, limit, nil)
+}
+
+// SearchFiltered is Search over only the documents allow accepts (all when
+// allow is nil): the limit applies after filtering, so a filter never
+// empties a page that other documents would have filled. allow runs with
+// the index's read lock held and must not call back into the index.
+func (ix *Index) SearchFiltered(query string, limit int, allow func(id string) bool) []Hit {
 	words := Tokenize(query)
 	if len(words) == 0 {
 		return nil
@@ -64,7 +72,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			ix.scoreTermLocked(sc, tid, fuzzyWeight, n, &avg)
 		}
 	}
-	return ix.topLocked(sc, limit)
+	return ix.topLocked(sc, limit, allow)
 }
 
 func (ix *Index) scoreTermLocked(sc *scratch, tid uint32, weight float64, n int, avg *[numFields]float64) {
@@ -90,9 +98,20 @@ func (ix *Index) scoreTermLocked(sc *scratch, tid uint32, weight float64, n int,
 
 // topLocked picks the best limit touched documents with a bounded min-heap
 // whose root is the worst hit kept so far.
-func (ix *Index) topLocked(sc *scratch, limit int) []Hit {
-	if limit <= 0 || limit > len(sc.touched) {
-		limit = len(sc.touched)
+func (ix *Index) topLocked(sc *scratch, limit int, allow func(string) bool) []Hit {
+	// Candidates go in their own slice: sc.touched must stay whole, since
+	// it is what putScratch zeroes.
+	cands := sc.touched
+	if allow != nil {
+		cands = make([]uint32, 0, len(sc.touched))
+		for _, d := range sc.touched {
+			if allow(ix.docs[d].id) {
+				cands = append(cands, d)
+			}
+		}
+	}
+	if limit <= 0 || limit > len(cands) {
+		limit = len(cands)
 	}
 	if limit == 0 {
 		return nil
@@ -121,7 +140,7 @@ func (ix *Index) topLocked(sc *scratch, limit int) []Hit {
 			i = w
 		}
 	}
-	for _, d := range sc.touched {
+	for _, d := range cands {
 		h := Hit{ID: ix.docs[d].id, Score: sc.scores[d]}
 		if len(hits) < limit {
 			hits = append(hits, h)
