@@ -280,8 +280,9 @@ func Embedding(text string, dims int) []float32 {
 	return v
 }
 
-// fail answers a non-healthy behaviour and reports whether it did; Slow
-// waits and then reports false so the caller answers healthily.
+// fail answers a failing behaviour, or a request for an unknown model, and
+// reports whether it did. Slow waits first; the modes that shape a body
+// report false and leave it to the caller.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, b Behaviour, model string) bool {
 	switch b.Mode {
 	case Slow:
@@ -289,11 +290,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, b Behaviour, model
 		defer t.Stop()
 		select {
 		case <-t.C:
-			return false
 		case <-r.Context().Done():
+			return true
 		case <-s.done:
+			return true
 		}
-		return true
 	case ServerError:
 		writeError(w, http.StatusInternalServerError, "llama runner process has terminated: exit status 2")
 	case RateLimited:
@@ -310,6 +311,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, b Behaviour, model
 	case DropConnection:
 		s.drop(w)
 	default:
+	}
+	switch b.Mode {
+	case Healthy, Slow, Stall, Truncated, WrongCount, MixedDimensions:
 		if !s.knows(model) {
 			writeNotFound(w, model)
 			return true

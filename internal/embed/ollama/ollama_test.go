@@ -124,19 +124,28 @@ func TestEmbedNormalisesDefensively(t *testing.T) {
 	}
 }
 
-func TestSlowServerTimesOutThenRetries(t *testing.T) {
-	srv := ollamatest.NewServer(t)
-	srv.Enqueue(ollamatest.Behaviour{Mode: ollamatest.Slow, Delay: time.Hour})
-	e, sl := newEmbedder(t, srv, Config{Timeout: 50 * time.Millisecond})
-	vecs, err := e.Embed(t.Context(), []string{"x"})
-	if err != nil || len(vecs) != 1 {
-		t.Fatalf("vecs %d, err %v", len(vecs), err)
-	}
-	if got := srv.Requests("/api/embed"); got != 2 {
-		t.Errorf("requests = %d, want 2", got)
-	}
-	if len(sl.Waits()) != 1 {
-		t.Errorf("waits = %v, want one backoff", sl.Waits())
+// TestHungServerTimesOutThenRetries waits out a 50 ms per-request timeout
+// in real time: the HTTP client's deadline cannot run on the fake clock.
+func TestHungServerTimesOutThenRetries(t *testing.T) {
+	for _, b := range []ollamatest.Behaviour{
+		{Mode: ollamatest.Slow, Delay: time.Hour},
+		{Mode: ollamatest.Stall},
+	} {
+		t.Run(b.Mode.String(), func(t *testing.T) {
+			srv := ollamatest.NewServer(t)
+			srv.Enqueue(b)
+			e, sl := newEmbedder(t, srv, Config{Timeout: 50 * time.Millisecond})
+			vecs, err := e.Embed(t.Context(), []string{"x"})
+			if err != nil || len(vecs) != 1 {
+				t.Fatalf("vecs %d, err %v", len(vecs), err)
+			}
+			if got := srv.Requests("/api/embed"); got != 2 {
+				t.Errorf("requests = %d, want 2", got)
+			}
+			if len(sl.Waits()) != 1 {
+				t.Errorf("waits = %v, want one backoff", sl.Waits())
+			}
+		})
 	}
 }
 
@@ -397,4 +406,23 @@ func TestRealOllama(t *testing.T) {
 		t.Errorf("similar sentences score %v, unrelated %v", near, far)
 	}
 	t.Logf("%s: %d dimensions", e.ModelID(), e.Dimensions())
+}
+
+// BenchmarkEmbed measures the client's overhead over the fake server: 70
+// texts in three requests.
+func BenchmarkEmbed(b *testing.B) {
+	srv := ollamatest.NewServer(b, ollamatest.WithDimensions(384))
+	e, err := New(Config{Model: "all-minilm", Host: srv.BaseURL()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := make([]string, 70)
+	for i := range in {
+		in[i] = fmt.Sprintf("text number %d", i)
+	}
+	for b.Loop() {
+		if _, err := e.Embed(b.Context(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
