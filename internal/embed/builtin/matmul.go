@@ -1,0 +1,57 @@
+package builtin
+
+import "fmt"
+
+// Block sizes of the matrix product: the micro-kernel computes a 4×16 tile
+// of C, and the shared dimension is cut into slices of kBlock so that the
+// 16-column strip of B being reused stays in L1 cache.
+const (
+	tileRows = 4
+	tileCols = 16
+	kBlock   = 256
+)
+
+// gemm adds A·B to C, where A is m×k with row stride lda, B is k×n with row
+// stride ldb and C is m×n with row stride ldc, all row-major. m must be a
+// multiple of tileRows and n of tileCols; callers pad their buffers.
+func gemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m%tileRows != 0 || n%tileCols != 0 {
+		panic(fmt.Sprintf("gemm: %d×%d is not a multiple of the %d×%d tile", m, n, tileRows, tileCols))
+	}
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	// The kernel reads through pointers, so check the extents here once.
+	if len(a) < (m-1)*lda+k || len(b) < (k-1)*ldb+n || len(c) < (m-1)*ldc+n {
+		panic("gemm: slice too short")
+	}
+	for k0 := 0; k0 < k; k0 += kBlock {
+		kc := min(kBlock, k-k0)
+		for j := 0; j < n; j += tileCols {
+			for i := 0; i < m; i += tileRows {
+				kernel(kc, a[i*lda+k0:], lda, b[k0*ldb+j:], ldb, c[i*ldc+j:], ldc)
+			}
+		}
+	}
+}
+
+// kernel adds the product of a 4×k slice of A and a k×16 slice of B to a
+// 4×16 tile of C. It is replaced by an assembly version where the CPU
+// allows.
+var kernel = kernelGo
+
+func kernelGo(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	for r := range tileRows {
+		ar := a[r*lda : r*lda+k]
+		cr := c[r*ldc : r*ldc+tileCols : r*ldc+tileCols]
+		var acc [tileCols]float32
+		copy(acc[:], cr)
+		for p, av := range ar {
+			br := b[p*ldb : p*ldb+tileCols : p*ldb+tileCols]
+			for q := range acc {
+				acc[q] += av * br[q]
+			}
+		}
+		copy(cr, acc[:])
+	}
+}

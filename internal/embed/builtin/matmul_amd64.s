@@ -1,0 +1,71 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func kernel4x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+TEXT ·kernel4x16AVX2(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $2, R10
+
+	// Row pointers into A and C.
+	LEAQ (SI)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (DX)(R10*1), R14
+	LEAQ (R14)(R10*1), AX
+	LEAQ (AX)(R10*1), BX
+
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS (R14), Y2
+	VMOVUPS 32(R14), Y3
+	VMOVUPS (AX), Y4
+	VMOVUPS 32(AX), Y5
+	VMOVUPS (BX), Y6
+	VMOVUPS 32(BX), Y7
+
+	TESTQ CX, CX
+	JEQ   done
+
+loop:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      32(DI), Y9
+	VBROADCASTSS (SI), Y10
+	VBROADCASTSS (R11), Y11
+	VBROADCASTSS (R12), Y12
+	VBROADCASTSS (R13), Y13
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $4, SI
+	ADDQ         $4, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         R9, DI
+	DECQ         CX
+	JNE          loop
+
+done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (R14)
+	VMOVUPS Y3, 32(R14)
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	VZEROUPPER
+	RET
