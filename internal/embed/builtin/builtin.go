@@ -45,9 +45,10 @@ func (e *Embedder) ModelID() string { return ModelID }
 func (e *Embedder) Dimensions() int { return Dimensions }
 
 // Embed returns one L2-normalised 512-dimensional vector per text, in order.
-// Each text is cut at 128 tokens. Texts are spread over up to GOMAXPROCS
-// goroutines; ctx is checked before each text, and if it is done Embed
-// returns ctx.Err(). An error loading the embedded model is returned as is.
+// Each text is cut at 128 tokens. Short texts are embedded in groups and
+// the groups spread over up to GOMAXPROCS goroutines; ctx is checked before
+// each group (at most 128 tokens of work), and if it is done Embed returns
+// ctx.Err(). An error loading the embedded model is returned as is.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	m, err := sharedModel()
 	if err != nil {
@@ -56,8 +57,21 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	seqs := make([][]int, len(texts))
+	total := 0
+	for i, text := range texts {
+		seqs[i] = m.tok.tokens(text)
+		total += len(seqs[i])
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(texts)))
+	groups := makeGroups(seqs, max(1, min(maxGroupTokens, (total+workers-1)/workers)))
+	workers = min(workers, len(groups))
+
 	out := make([][]float32, len(texts))
 	flat := make([]float32, len(texts)*Dimensions)
+	for i := range out {
+		out[i] = flat[i*Dimensions : (i+1)*Dimensions : (i+1)*Dimensions]
+	}
 	var next atomic.Int64
 	work := func() {
 		s, _ := e.scratch.Get().(*scratch)
@@ -66,16 +80,14 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		}
 		defer e.scratch.Put(s)
 		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(texts) || ctx.Err() != nil {
+			g := int(next.Add(1)) - 1
+			if g >= len(groups) || ctx.Err() != nil {
 				return
 			}
-			v := flat[i*Dimensions : (i+1)*Dimensions : (i+1)*Dimensions]
-			m.embed(m.tok.tokens(texts[i]), s, v)
-			out[i] = v
+			lo, hi := groups[g][0], groups[g][1]
+			m.embedGroup(seqs[lo:hi], s, out[lo:hi])
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(texts))
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Go(work)
@@ -86,4 +98,23 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		return nil, err
 	}
 	return out, nil
+}
+
+// makeGroups cuts seqs, in order, into [lo, hi) runs of at most
+// maxGroupTexts sequences holding at most limit tokens between them (or one
+// sequence, if it alone is longer).
+func makeGroups(seqs [][]int, limit int) [][2]int {
+	var groups [][2]int
+	lo, tokens := 0, 0
+	for i, ids := range seqs {
+		if i > lo && (tokens+len(ids) > limit || i-lo == maxGroupTexts) {
+			groups = append(groups, [2]int{lo, i})
+			lo, tokens = i, 0
+		}
+		tokens += len(ids)
+	}
+	if lo < len(seqs) {
+		groups = append(groups, [2]int{lo, len(seqs)})
+	}
+	return groups
 }

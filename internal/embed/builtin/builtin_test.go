@@ -152,3 +152,33 @@ func BenchmarkEmbedShort(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "sentences/s")
 }
+
+func TestEmbedGroupsOfShortTexts(t *testing.T) {
+	e := New()
+	words := strings.Fields("how do I log in where is the config loaded retry with backoff")
+	texts := make([]string, 2*maxGroupTexts+3)
+	for i := range texts {
+		texts[i] = strings.Join(words[:1+i%len(words)], " ")
+		if i%17 == 0 {
+			texts[i] = ""
+		}
+	}
+	batch, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		if !slices.Equal(batch[i], embedOne(t, e, text)) {
+			t.Fatalf("text %d (%q): grouped vector differs from single", i, text)
+		}
+	}
+}
+
+func TestMakeGroups(t *testing.T) {
+	seqs := [][]int{make([]int, 5), make([]int, 128), nil, make([]int, 3), make([]int, 3)}
+	got := makeGroups(seqs, 5)
+	want := [][2]int{{0, 1}, {1, 2}, {2, 4}, {4, 5}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("makeGroups = %v, want %v", got, want)
+	}
+}

@@ -104,85 +104,116 @@ func loadModel() (*model, error) {
 	return m, nil
 }
 
-// scratch is one worker's buffers, sized for the longest input so that
+// A group is texts embedded together: their tokens are stacked into one
+// matrix so that the dense layers read each weight once for the group, and
+// only attention and pooling look at texts one by one. Rows are
+// independent in every product, so a text's vector does not depend on its
+// group.
+const (
+	maxGroupTokens = maxTokens
+	maxGroupTexts  = 64
+	// scratchRows leaves room for the last text's attention tile, which
+	// may run up to tileRows-1 rows past the group.
+	scratchRows = maxGroupTokens + tileRows
+)
+
+// scratch is one worker's buffers, sized for the largest group so that
 // embedding allocates nothing but the result.
 type scratch struct {
 	x, res, h, qkv, ctx, ffn, scores, kt []float32
-	pooled                               []float32
+	pooled, hidden                       []float32
 }
-
-const paddedTokens = (maxTokens + tileRows - 1) / tileRows * tileRows
 
 func newScratch() *scratch {
 	return &scratch{
-		x:      make([]float32, paddedTokens*modelDim),
-		res:    make([]float32, paddedTokens*modelDim),
-		h:      make([]float32, paddedTokens*modelDim),
-		qkv:    make([]float32, paddedTokens*3*modelDim),
-		ctx:    make([]float32, paddedTokens*modelDim),
-		ffn:    make([]float32, paddedTokens*ffnDim),
-		scores: make([]float32, paddedTokens*roundUp(maxTokens, tileCols)),
+		x:      make([]float32, scratchRows*modelDim),
+		res:    make([]float32, scratchRows*modelDim),
+		h:      make([]float32, scratchRows*modelDim),
+		qkv:    make([]float32, scratchRows*3*modelDim),
+		ctx:    make([]float32, scratchRows*modelDim),
+		ffn:    make([]float32, scratchRows*ffnDim),
+		scores: make([]float32, roundUp(maxTokens, tileRows)*roundUp(maxTokens, tileCols)),
 		kt:     make([]float32, modelDim/heads*roundUp(maxTokens, tileCols)),
-		pooled: make([]float32, modelDim),
+		pooled: make([]float32, maxGroupTexts*modelDim),
+		hidden: make([]float32, maxGroupTexts*modelDim),
 	}
 }
 
 func roundUp(n, to int) int { return (n + to - 1) / to * to }
 
-// embed writes the L2-normalised embedding of ids into out.
-func (m *model) embed(ids []int, s *scratch, out []float32) {
-	n := len(ids)
-	rows := roundUp(n, tileRows)
-	// Rows past n are padding that the matrix products carry along; keep
+// segment is one text's rows in a group.
+type segment struct{ off, n int }
+
+// embedGroup writes the L2-normalised embedding of each token sequence in
+// seqs to the matching element of outs. The sequences hold at most
+// maxGroupTokens ids between them and number at most maxGroupTexts.
+func (m *model) embedGroup(seqs [][]int, s *scratch, outs [][]float32) {
+	segs := make([]segment, len(seqs))
+	total := 0
+	for i, ids := range seqs {
+		segs[i] = segment{total, len(ids)}
+		total += len(ids)
+	}
+	rows := roundUp(total, tileRows)
+	// Rows past total are padding that the products carry along; keep
 	// them zero so they stay finite.
 	x := s.x[:rows*embedDim]
 	clear(x)
-	for i, id := range ids {
-		e := m.embeddings[id*embedDim : (id+1)*embedDim]
-		t := m.timing[i*embedDim : (i+1)*embedDim]
-		xr := x[i*embedDim : (i+1)*embedDim]
-		for j := range xr {
-			// The graph adds the looked-up embedding twice.
-			xr[j] = e[j] + (e[j] + t[j])
+	for i, ids := range seqs {
+		for p, id := range ids {
+			e := m.embeddings[id*embedDim : (id+1)*embedDim]
+			t := m.timing[p*embedDim : (p+1)*embedDim]
+			xr := x[(segs[i].off+p)*embedDim:][:embedDim]
+			for j := range xr {
+				// The graph adds the looked-up embedding twice.
+				xr[j] = e[j] + (e[j] + t[j])
+			}
 		}
 	}
 	y := s.res[:rows*modelDim]
-	if n > 0 { // with no tokens the mean below is zero, as in the graph
-		m.layers[0].forward(n, rows, x, y, s)
+	if total > 0 {
+		m.layers[0].forward(segs, rows, x, y, s)
 		copy(s.x[:rows*modelDim], y)
-		m.layers[1].forward(n, rows, s.x[:rows*modelDim], y, s)
+		m.layers[1].forward(segs, rows, s.x[:rows*modelDim], y, s)
 	}
 
-	pooled := s.pooled
+	// Mean over each text's tokens; a text with none pools to zero, as in
+	// the graph.
+	texts := roundUp(len(seqs), tileRows)
+	pooled := s.pooled[:texts*modelDim]
 	clear(pooled)
-	for i := range n {
-		for j, v := range y[i*modelDim : (i+1)*modelDim] {
-			pooled[j] += v
+	for i, sg := range segs {
+		pr := pooled[i*modelDim : (i+1)*modelDim]
+		for r := sg.off; r < sg.off+sg.n; r++ {
+			for j, v := range y[r*modelDim : (r+1)*modelDim] {
+				pr[j] += v
+			}
+		}
+		inv := 1 / float32(max(sg.n, 1))
+		for j := range pr {
+			pr[j] *= inv
 		}
 	}
-	inv := 1 / float32(max(n, 1))
-	for j := range pooled {
-		pooled[j] *= inv
-	}
-	var sum float32
-	for j := range out {
-		v := m.poolB[j]
-		for i, p := range pooled {
-			v += p * m.poolW[i*modelDim+j]
+	hidden := s.hidden[:texts*modelDim]
+	fillRows(hidden, texts, modelDim, m.poolB)
+	gemm(texts, modelDim, modelDim, pooled, modelDim, m.poolW, modelDim, hidden, modelDim)
+	for i, out := range outs {
+		var sum float32
+		for j, v := range hidden[i*modelDim : (i+1)*modelDim] {
+			v = float32(math.Tanh(float64(v)))
+			out[j] = v
+			sum += v * v
 		}
-		v = float32(math.Tanh(float64(v)))
-		out[j] = v
-		sum += v * v
-	}
-	norm := float32(1 / math.Sqrt(float64(max(sum, 1e-12))))
-	for j := range out {
-		out[j] *= norm
+		norm := float32(1 / math.Sqrt(float64(max(sum, 1e-12))))
+		for j := range out {
+			out[j] *= norm
+		}
 	}
 }
 
-// forward runs the layer on x (rows×in, n of them real) and writes the
-// result to y (rows×modelDim).
-func (l *layer) forward(n, rows int, x, y []float32, s *scratch) {
+// forward runs the layer on x (rows×in, holding the texts segs) and writes
+// the result to y (rows×modelDim).
+func (l *layer) forward(segs []segment, rows int, x, y []float32, s *scratch) {
 	// Residual: a dense projection in layer 0, the input itself in layer 1.
 	if l.resW != nil {
 		fillRows(y, rows, modelDim, l.resB)
@@ -199,7 +230,12 @@ func (l *layer) forward(n, rows int, x, y []float32, s *scratch) {
 
 	ctx := s.ctx[:rows*l.attn]
 	clear(ctx)
-	l.attention(n, rows, qkv, ctx, s)
+	for _, sg := range segs {
+		if sg.n > 0 {
+			// Full buffers: the last tile of a text may pass rows.
+			l.attention(sg.n, s.qkv[sg.off*3*l.attn:], s.ctx[sg.off*l.attn:], s)
+		}
+	}
 
 	// y = residual + ctx·Wo + bo
 	addBias(y, rows, modelDim, l.outB)
@@ -220,9 +256,11 @@ func (l *layer) forward(n, rows int, x, y []float32, s *scratch) {
 	gemm(rows, modelDim, ffnDim, f, ffnDim, l.ffn2W, modelDim, y, modelDim)
 }
 
-// attention computes softmax(q·kᵀ)·v per head over the n real tokens and
-// adds it to ctx (rows×attn).
-func (l *layer) attention(n, rows int, qkv, ctx []float32, s *scratch) {
+// attention computes softmax(q·kᵀ)·v per head over one text's n tokens,
+// whose q‖k‖v rows start qkv, and adds it to the rows starting ctx. The
+// products run on whole tiles; rows past n get exactly zero added.
+func (l *layer) attention(n int, qkv, ctx []float32, s *scratch) {
+	rows := roundUp(n, tileRows)
 	stride := 3 * l.attn
 	cols := roundUp(n, tileCols)
 	d := l.headSize
