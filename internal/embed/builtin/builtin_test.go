@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -139,10 +140,17 @@ func BenchmarkEmbed128(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(texts))/b.Elapsed().Seconds(), "chunks/s")
 }
 
+// BenchmarkEmbedShort embeds a batch of 64 query-sized sentences.
 func BenchmarkEmbedShort(b *testing.B) {
 	e := New()
-	texts := []string{"how do I log in", "authentication flow", "banana bread recipe", "hello world",
+	base := []string{"how do I log in", "authentication flow", "banana bread recipe", "hello world",
 		"where is the config loaded", "retry the request with backoff", "parse the frontmatter", "list open tasks"}
+	var texts []string
+	for i := range 8 {
+		for _, s := range base {
+			texts = append(texts, fmt.Sprintf("%s %d", s, i))
+		}
+	}
 	testModel(b)
 	b.ResetTimer()
 	for b.Loop() {

@@ -2,13 +2,13 @@ package builtin
 
 import "fmt"
 
-// Block sizes of the matrix product: the micro-kernel computes a 4×16 tile
+// Block sizes of the matrix product: the micro-kernel computes a 4×32 tile
 // of C, and the shared dimension is cut into slices of kBlock so that the
-// 16-column strip of B being reused stays in L1 cache.
+// 32-column strip of B being reused (16 KiB) stays in L1 cache.
 const (
 	tileRows = 4
-	tileCols = 16
-	kBlock   = 256
+	tileCols = 32
+	kBlock   = 128
 )
 
 // gemm adds A·B to C, where A is m×k with row stride lda, B is k×n with row
@@ -35,8 +35,8 @@ func gemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, 
 	}
 }
 
-// kernel adds the product of a 4×k slice of A and a k×16 slice of B to a
-// 4×16 tile of C. It is replaced by an assembly version where the CPU
+// kernel adds the product of a 4×k slice of A and a k×32 slice of B to a
+// 4×32 tile of C. It is replaced by an assembly version where the CPU
 // allows.
 var kernel = kernelGo
 

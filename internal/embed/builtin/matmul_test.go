@@ -6,7 +6,12 @@ import (
 	"testing"
 )
 
-func TestKernelMatchesGo(t *testing.T) {
+func TestGemm(t *testing.T) { testGemm(t) }
+
+// testGemm checks gemm, with whichever kernel is installed, against a
+// float64 product.
+func testGemm(t *testing.T) {
+	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	m, n, k := 8, 32, 300
 	a := make([]float32, m*k)
