@@ -4,7 +4,10 @@ import (
 	"embed"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"strings"
 )
@@ -35,13 +38,9 @@ func readTensors() (map[string]tensor, error) {
 	}
 	out := make(map[string]tensor)
 	for _, group := range m.WeightsManifest {
-		var data []byte
-		for _, p := range group.Paths {
-			shard, err := modelFS.ReadFile("model/" + p)
-			if err != nil {
-				return nil, err
-			}
-			data = append(data, shard...)
+		data, err := readShards(group.Paths)
+		if err != nil {
+			return nil, err
 		}
 		off := 0
 		for _, w := range group.Weights {
@@ -69,6 +68,39 @@ func readTensors() (map[string]tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// readShards concatenates the shard files into one buffer, read in place
+// rather than copied file by file: the weights are 28 MB.
+func readShards(paths []string) ([]byte, error) {
+	files := make([]fs.File, len(paths))
+	size := int64(0)
+	for i, p := range paths {
+		f, err := modelFS.Open("model/" + p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		files[i] = f
+		size += info.Size()
+	}
+	data := make([]byte, size)
+	off := 0
+	for _, f := range files {
+		n, err := io.ReadFull(f, data[off:])
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, err
+		}
+		off += n
+	}
+	if off != len(data) {
+		return nil, fmt.Errorf("read %d of %d shard bytes", off, len(data))
+	}
+	return data, nil
 }
 
 type tensor struct {
