@@ -50,6 +50,9 @@ func (e *Embedder) Dimensions() int { return Dimensions }
 // each group (at most 128 tokens of work), and if it is done Embed returns
 // ctx.Err(). An error loading the embedded model is returned as is.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, ctx.Err()
+	}
 	m, err := sharedModel()
 	if err != nil {
 		return nil, err

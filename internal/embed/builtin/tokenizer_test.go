@@ -85,3 +85,27 @@ func TestModelFilesMatchProvenance(t *testing.T) {
 		t.Fatalf("checked %d files, want 10", checked)
 	}
 }
+
+func FuzzTokens(f *testing.F) {
+	for _, s := range []string{"hello world", "how do I log in", "", " ", "ｈｅｌｌｏ　ｗｏｒｌｄ", "a 漢字 😀 b", "\xff\xfe", "::  :-)"} {
+		f.Add(s)
+	}
+	m, err := sharedModel()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ids := m.tok.tokens(text)
+		if len(ids) > maxTokens {
+			t.Fatalf("%d tokens", len(ids))
+		}
+		for i, id := range ids {
+			if id < 0 || id >= len(m.tok.scores) || (id > 0 && id < reservedIDs) {
+				t.Fatalf("token %d: id %d", i, id)
+			}
+			if id == unknownID && i > 0 && ids[i-1] == unknownID {
+				t.Fatalf("tokens %v: adjacent unknowns", ids)
+			}
+		}
+	})
+}
