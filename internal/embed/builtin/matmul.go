@@ -2,11 +2,11 @@ package builtin
 
 import "fmt"
 
-// Block sizes of the matrix product: the micro-kernel computes a 4×32 tile
+// Block sizes of the matrix product: the micro-kernel computes an 8×32 tile
 // of C, and the shared dimension is cut into slices of kBlock so that the
 // 32-column strip of B being reused (16 KiB) stays in L1 cache.
 const (
-	tileRows = 4
+	tileRows = 8
 	tileCols = 32
 	kBlock   = 128
 )
@@ -35,8 +35,8 @@ func gemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, 
 	}
 }
 
-// kernel adds the product of a 4×k slice of A and a k×32 slice of B to a
-// 4×32 tile of C. It is replaced by an assembly version where the CPU
+// kernel adds the product of an 8×k slice of A and a k×32 slice of B to
+// an 8×32 tile of C. It is replaced by an assembly version where the CPU
 // allows.
 var kernel = kernelGo
 

@@ -18,12 +18,16 @@ func init() {
 }
 
 func kernelAVX512(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	kernel4x32AVX512(k, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc)
+	kernel8x32AVX512(k, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc)
 }
 
+// kernelAVX2 covers the 8×32 tile with four 4×16 kernels.
 func kernelAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	kernel4x16AVX2(k, unsafe.SliceData(a), lda, unsafe.SliceData(b), ldb, unsafe.SliceData(c), ldc)
-	kernel4x16AVX2(k, unsafe.SliceData(a), lda, unsafe.SliceData(b[16:]), ldb, unsafe.SliceData(c[16:]), ldc)
+	for r := 0; r < tileRows; r += 4 {
+		for q := 0; q < tileCols; q += 16 {
+			kernel4x16AVX2(k, unsafe.SliceData(a[r*lda:]), lda, unsafe.SliceData(b[q:]), ldb, unsafe.SliceData(c[r*ldc+q:]), ldc)
+		}
+	}
 }
 
 // kernel4x16AVX2 adds a 4×k by k×16 product to C with eight YMM
@@ -32,7 +36,8 @@ func kernelAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, 
 //go:noescape
 func kernel4x16AVX2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
-// kernel4x32AVX512 is kernel4x16AVX2 twice as wide, on ZMM registers.
+// kernel8x32AVX512 adds a 8×k by k×32 product to C with sixteen ZMM
+// accumulators.
 //
 //go:noescape
-func kernel4x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+func kernel8x32AVX512(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
