@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -89,6 +90,35 @@ func TestEmbedHonoursCancel(t *testing.T) {
 	cancel()
 	if _, err := New().Embed(ctx, []string{"a", "b"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// cancelAfter reports cancellation once Err has been asked n times, so a
+// test can cancel part way through a batch without timing.
+type cancelAfter struct {
+	context.Context
+	n atomic.Int32
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestEmbedStopsWhenCancelledMidBatch(t *testing.T) {
+	texts := make([]string, 8)
+	for i := range texts {
+		texts[i] = chunk128(i)
+	}
+	ctx := &cancelAfter{Context: context.Background()}
+	ctx.n.Store(3)
+	if _, err := New().Embed(ctx, texts); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if left := ctx.n.Load(); left < -4 {
+		t.Errorf("Err asked %d times after cancellation; want work to stop", -left)
 	}
 }
 
@@ -188,5 +218,16 @@ func TestMakeGroups(t *testing.T) {
 	want := [][2]int{{0, 1}, {1, 2}, {2, 4}, {4, 5}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("makeGroups = %v, want %v", got, want)
+	}
+}
+
+// BenchmarkEmbedQuery embeds one short query, the latency an edge sees.
+func BenchmarkEmbedQuery(b *testing.B) {
+	e := New()
+	testModel(b)
+	for b.Loop() {
+		if _, err := e.Embed(context.Background(), []string{"how do I log in"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
