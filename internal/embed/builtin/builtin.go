@@ -68,6 +68,9 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(texts)))
 	groups := makeGroups(seqs, max(1, min(maxGroupTokens, (total+workers-1)/workers)))
+	// With fewer groups than cores, the dense products of each group share
+	// the spare ones.
+	par := max(1, runtime.GOMAXPROCS(0)/len(groups))
 	workers = min(workers, len(groups))
 
 	out := make([][]float32, len(texts))
@@ -82,6 +85,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 			s = newScratch()
 		}
 		defer e.scratch.Put(s)
+		s.par = par
 		for {
 			g := int(next.Add(1)) - 1
 			if g >= len(groups) || ctx.Err() != nil {

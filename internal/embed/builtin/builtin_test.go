@@ -231,3 +231,16 @@ func BenchmarkEmbedQuery(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEmbedOneChunk embeds a single 128-token chunk, whose products
+// are shared between cores.
+func BenchmarkEmbedOneChunk(b *testing.B) {
+	e := New()
+	text := chunk128(0)
+	testModel(b)
+	for b.Loop() {
+		if _, err := e.Embed(context.Background(), []string{text}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package builtin
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Block sizes of the matrix product: the micro-kernel computes an 8×32 tile
 // of C, and the shared dimension is cut into slices of kBlock so that the
@@ -9,6 +12,9 @@ const (
 	tileRows = 8
 	tileCols = 32
 	kBlock   = 128
+
+	// minParallelRows is the fewest rows worth sharing a product for.
+	minParallelRows = 32
 )
 
 // gemm adds A·B to C, where A is m×k with row stride lda, B is k×n with row
@@ -33,6 +39,32 @@ func gemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, 
 			}
 		}
 	}
+}
+
+// gemmParallel is gemm with the columns of C shared between up to par
+// goroutines, for a group that would otherwise leave cores idle. Every
+// element of C is computed as gemm computes it.
+func gemmParallel(par, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	strips := n / tileCols
+	par = min(par, strips)
+	// A few rows are done before a second goroutine would be scheduled.
+	if par <= 1 || m < minParallelRows {
+		gemm(m, n, k, a, lda, b, ldb, c, ldc)
+		return
+	}
+	var wg sync.WaitGroup
+	next := 0
+	for p := range par {
+		lo, hi := next, (p+1)*strips/par*tileCols
+		run := func() { gemm(m, hi-lo, k, a, lda, b[lo:], ldb, c[lo:], ldc) }
+		if p < par-1 {
+			wg.Go(run)
+		} else {
+			run()
+		}
+		next = hi
+	}
+	wg.Wait()
 }
 
 // kernel adds the product of an 8×k slice of A and a k×32 slice of B to

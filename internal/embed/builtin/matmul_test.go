@@ -40,3 +40,27 @@ func testGemm(t *testing.T) {
 		}
 	}
 }
+
+func TestGemmParallelMatchesGemm(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m, n, k := 40, 5*tileCols, 70
+	a := make([]float32, m*k)
+	b := make([]float32, k*n)
+	for i := range a {
+		a[i] = r.Float32() - 0.5
+	}
+	for i := range b {
+		b[i] = r.Float32() - 0.5
+	}
+	want := make([]float32, m*n)
+	gemm(m, n, k, a, k, b, n, want, n)
+	for par := 1; par <= 6; par++ {
+		got := make([]float32, m*n)
+		gemmParallel(par, m, n, k, a, k, b, n, got, n)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("par %d: c[%d] = %g, want %g", par, i, got[i], want[i])
+			}
+		}
+	}
+}
