@@ -42,6 +42,7 @@ func BenchmarkGemmKernels(b *testing.B) {
 		ok   bool
 		fn   func(int, []float32, int, []float32, int, []float32, int)
 	}{
+		{"go", true, kernelGo},
 		{"avx2", cpu.X86.HasAVX2 && cpu.X86.HasFMA, kernelAVX2},
 		{"avx512", cpu.X86.HasAVX512F, kernelAVX512},
 	} {
