@@ -309,19 +309,17 @@ func TestBuildCodeWindows(t *testing.T) {
 	}
 }
 
-func TestBuildCodeWithoutBlankLinesUsesFullWindows(t *testing.T) {
+func TestBuildCodeWithoutBlankLinesCutsAtLines(t *testing.T) {
 	content := strings.Repeat("x = 1\n", 130)
 	rec := Build("r", "a.py", content)
-	want := []events.Chunk{
-		{StartLine: 1, EndLine: 60},
-		{StartLine: 61, EndLine: 120},
-		{StartLine: 121, EndLine: 130},
+	if len(rec.Chunks) != 2 || rec.Chunks[0].StartLine != 1 || rec.Chunks[1].EndLine != 130 || rec.Chunks[1].StartLine != rec.Chunks[0].EndLine+1 {
+		t.Fatalf("chunks = %+v, want two covering lines 1-130", rec.Chunks)
 	}
-	for i := range want {
-		want[i].Tokens = tokens.Count(strings.TrimSuffix(strings.Repeat("x = 1\n", want[i].EndLine-want[i].StartLine+1), "\n"))
-	}
-	if !reflect.DeepEqual(rec.Chunks, want) {
-		t.Errorf("chunks = %+v, want %+v", rec.Chunks, want)
+	for i, c := range rec.Chunks {
+		want := tokens.Count(strings.TrimSuffix(strings.Repeat("x = 1\n", c.EndLine-c.StartLine+1), "\n"))
+		if c.Tokens != want || c.Tokens > MaxChunkTokens || c.HeadingPath != nil {
+			t.Errorf("chunk %d = %+v, want %d tokens at most %d", i, c, want, MaxChunkTokens)
+		}
 	}
 }
 

@@ -1,0 +1,205 @@
+package docparse
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// ChunkOptions tune how Build cuts a file into chunks.
+type ChunkOptions struct {
+	// MaxTokens is the most tokens (tokens.Count, cl100k_base) that
+	// ChunkText may return for a chunk: the heading path line and the
+	// chunk's lines together. Zero or less means MaxChunkTokens. An
+	// indexer that feeds the built-in embedding model, which sees at most
+	// 128 tokens of its own, passes about 128 less a margin for the
+	// difference between the two tokenizers.
+	//
+	// Chunks keep whole lines, so a chunk of a single line may exceed
+	// MaxTokens; no chunk of two lines or more does.
+	MaxTokens int
+}
+
+func (o ChunkOptions) maxTokens() int {
+	if o.MaxTokens <= 0 {
+		return MaxChunkTokens
+	}
+	return o.MaxTokens
+}
+
+// ChunkText returns the text to embed for c, a chunk that Build made of
+// content: the heading path joined by " > " on a line of its own, then the
+// chunk's lines without the final line ending. A chunk without a heading
+// path is its lines alone. For example, the chunk of a section "Login"
+// under "Auth" in docs.md embeds as
+//
+//	Auth > Login
+//	## Login
+//	Send the form ...
+//
+// Invalid UTF-8 in content is replaced as Build replaces it, so content is
+// the file as Build received it. To embed every chunk of a file, use
+// ChunkTexts, which reads the content once.
+func ChunkText(content string, c events.Chunk) string {
+	return ChunkTexts(content, []events.Chunk{c})[0]
+}
+
+// ChunkTexts returns ChunkText of each chunk, in order.
+func ChunkTexts(content string, chunks []events.Chunk) []string {
+	if !utf8.ValidString(content) {
+		content = strings.ToValidUTF8(content, "\uFFFD")
+	}
+	lines := newLines(content)
+	n := lines.count()
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		a, b := max(c.StartLine, 1), min(c.EndLine, n)
+		text := ""
+		if a <= b {
+			text = lines.text(content, a, b)
+		}
+		texts[i] = headingPrefix(c.HeadingPath) + text
+	}
+	return texts
+}
+
+// headingPrefix is the line ChunkText puts before a chunk's text.
+func headingPrefix(path []string) string {
+	if len(path) == 0 {
+		return ""
+	}
+	return strings.Join(path, " > ") + "\n"
+}
+
+// chunker cuts line ranges of one file into chunks under a token budget.
+type chunker struct {
+	content string
+	lines   lineIndex
+	max     int
+	// lineTokens[l] estimates what line l adds to a chunk: its tokens and
+	// one for its line ending; zero until counted.
+	lineTokens []int
+	// glued[l] says line l may not start a piece: it continues a code
+	// fence (markdown only).
+	glued []bool
+}
+
+func newChunker(content string, lines lineIndex, maxTokens int) *chunker {
+	return &chunker{content: content, lines: lines, max: maxTokens}
+}
+
+func (c *chunker) lineCost(l int) int {
+	if c.lineTokens == nil {
+		c.lineTokens = make([]int, c.lines.count()+1)
+	}
+	if c.lineTokens[l] == 0 {
+		c.lineTokens[l] = tokens.Count(c.lines.text(c.content, l, l)) + 1
+	}
+	return c.lineTokens[l]
+}
+
+// region returns lines first..last, trimmed of blank lines, as one chunk
+// labelled path if its ChunkText fits the budget. Otherwise it packs them
+// into consecutive chunks: paragraphs (runs of lines between blank lines,
+// a code fence counting as one run) whole while they fit, the lines of a
+// paragraph that does not fit one by one; a piece of one line is kept
+// whole even when it alone is over the budget.
+func (c *chunker) region(first, last int, path []string) []events.Chunk {
+	first, last, ok := c.lines.trim(c.content, first, last)
+	if !ok {
+		return nil
+	}
+	prefix := headingPrefix(path)
+	var chunks []events.Chunk
+	// Counting the whole region first pays when it is likely to fit: a
+	// token is rarely longer than 16 bytes.
+	if c.lines.starts[last-1]-c.lines.starts[first-1] <= 16*c.max {
+		if ch, ok := c.chunk(first, last, path, prefix); ok {
+			return append(chunks, ch)
+		}
+	}
+	prefixCost := tokens.Count(prefix)
+	start, cost := 0, prefixCost // start is 0 while no piece is open
+	add := func(a, b, n int) {
+		if start != 0 && cost+n > c.max {
+			chunks = c.emit(chunks, start, a-1, path, prefix)
+			start, cost = 0, prefixCost
+		}
+		if start == 0 {
+			start = a
+		}
+		cost += n
+	}
+	for a := first; a <= last; {
+		b, n := c.paragraph(a, last)
+		if prefixCost+n <= c.max {
+			add(a, b, n)
+		} else {
+			for l := a; l <= b; l++ {
+				add(l, l, c.lineCost(l))
+			}
+		}
+		a = b + 1
+		for a <= last && c.lines.blank(c.content, a) {
+			a++
+		}
+	}
+	if start != 0 {
+		chunks = c.emit(chunks, start, last, path, prefix)
+	}
+	return chunks
+}
+
+// paragraph returns the last line of the paragraph that starts at a, a
+// non-blank line, and its estimated cost.
+func (c *chunker) paragraph(a, last int) (int, int) {
+	b, n := a, c.lineCost(a)
+	for b < last {
+		next := b + 1
+		if c.lines.blank(c.content, next) && !c.isGlued(next) {
+			break
+		}
+		b = next
+		n += c.lineCost(b)
+		if n > c.max {
+			// Too long to keep whole anyway; stop measuring it here so
+			// the caller splits it at its lines.
+			for b < last && (!c.lines.blank(c.content, b+1) || c.isGlued(b+1)) {
+				b++
+			}
+			return b, n
+		}
+	}
+	return b, n
+}
+
+func (c *chunker) isGlued(l int) bool { return c.glued != nil && c.glued[l] }
+
+// emit appends lines a..b as one or more chunks. The estimate that packed
+// them may fall short of the exact count; then the lines are halved until
+// each piece fits or is a single line.
+func (c *chunker) emit(chunks []events.Chunk, a, b int, path []string, prefix string) []events.Chunk {
+	a, b, ok := c.lines.trim(c.content, a, b)
+	if !ok {
+		return chunks
+	}
+	if ch, ok := c.chunk(a, b, path, prefix); ok || a == b {
+		return append(chunks, ch)
+	}
+	m := a + (b-a)/2
+	chunks = c.emit(chunks, a, m, path, prefix)
+	return c.emit(chunks, m+1, b, path, prefix)
+}
+
+// chunk returns the chunk of lines a..b and whether its ChunkText fits.
+func (c *chunker) chunk(a, b int, path []string, prefix string) (events.Chunk, bool) {
+	text := c.lines.text(c.content, a, b)
+	n := tokens.Count(text)
+	embedded := n
+	if prefix != "" && n <= c.max {
+		embedded = tokens.Count(prefix + text)
+	}
+	return events.Chunk{StartLine: a, EndLine: b, HeadingPath: path, Tokens: n}, embedded <= c.max
+}
