@@ -196,7 +196,12 @@ func (c *chunker) emit(chunks []events.Chunk, a, b int, path []string, prefix st
 // chunk returns the chunk of lines a..b and whether its ChunkText fits.
 func (c *chunker) chunk(a, b int, path []string, prefix string) (events.Chunk, bool) {
 	text := c.lines.text(c.content, a, b)
-	n := tokens.Count(text)
+	var n int
+	if a == b && c.lineTokens != nil && c.lineTokens[a] != 0 {
+		n = c.lineTokens[a] - 1 // counted already, and a long line is slow to count
+	} else {
+		n = tokens.Count(text)
+	}
 	embedded := n
 	if prefix != "" && n <= c.max {
 		embedded = tokens.Count(prefix + text)

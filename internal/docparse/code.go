@@ -129,6 +129,10 @@ type declSyntax struct {
 	reject *regexp.Regexp
 }
 
+// notMember drops a member match that is a statement in a body indented
+// as deep as members are.
+var notMember = regexp.MustCompile(`^\s*(if|for|while|switch|catch|return|else|do|try|with|elif|except|match|loop|unless|until|case|await|throw|new|super|this)\b`)
+
 var (
 	hashComment  = regexp.MustCompile(`^\s*#`)
 	slashComment = regexp.MustCompile(`^\s*(//|/\*|\*)`)
@@ -161,7 +165,7 @@ var (
 	}
 	cDecls = &declSyntax{
 		top:      regexp.MustCompile(`^((typedef|struct|union|enum|class|namespace)\b|template\s*<|[A-Za-z_][\w\s*&:<>,~]*\()`),
-		reject:   regexp.MustCompile(`;\s*(//.*)?$|^(if|for|while|switch|return|else|do)\b`),
+		reject:   regexp.MustCompile(`^[A-Za-z_][\w\s*&:<>,~]*\([^{]*;\s*(//.*)?$|^(if|for|while|switch|return|else|do)\b`),
 		attached: slashComment,
 	}
 	rubyDecls = &declSyntax{
@@ -217,7 +221,7 @@ func heuristicChunks(c *chunker, d *declSyntax) []events.Chunk {
 			if d.container != nil && d.container.MatchString(text) {
 				container = path[0]
 			}
-		case d.member != nil && container != "" && d.member.MatchString(text):
+		case d.member != nil && container != "" && d.member.MatchString(text) && !notMember.MatchString(text):
 			path = []string{container, strings.TrimSpace(text)}
 		case text != "" && text[0] != ' ' && text[0] != '\t' && !d.attached.MatchString(text):
 			// Other unindented code ends the container.
