@@ -114,17 +114,19 @@ func (c *chunker) region(first, last int, path []string) []events.Chunk {
 	prefix := headingPrefix(path)
 	var chunks []events.Chunk
 	// Counting the whole region first pays when it is likely to fit: a
-	// token is rarely longer than 16 bytes.
-	if c.lines.starts[last-1]-c.lines.starts[first-1] <= 16*c.max {
-		if ch, ok := c.chunk(first, last, path, prefix); ok {
+	// token averages 3 to 5 bytes. A region that fits but is not counted
+	// here still comes out as one chunk below, at the cost of counting
+	// its lines.
+	prefixCost := tokens.Count(prefix)
+	if c.lines.starts[last-1]-c.lines.starts[first-1] <= 8*c.max {
+		if ch, ok := c.chunk(first, last, path, prefix, prefixCost); ok {
 			return append(chunks, ch)
 		}
 	}
-	prefixCost := tokens.Count(prefix)
 	start, cost := 0, prefixCost // start is 0 while no piece is open
 	add := func(a, b, n int) {
 		if start != 0 && cost+n > c.max {
-			chunks = c.emit(chunks, start, a-1, path, prefix)
+			chunks = c.emit(chunks, start, a-1, path, prefix, prefixCost)
 			start, cost = 0, prefixCost
 		}
 		if start == 0 {
@@ -147,7 +149,7 @@ func (c *chunker) region(first, last int, path []string) []events.Chunk {
 		}
 	}
 	if start != 0 {
-		chunks = c.emit(chunks, start, last, path, prefix)
+		chunks = c.emit(chunks, start, last, path, prefix, prefixCost)
 	}
 	return chunks
 }
@@ -180,21 +182,25 @@ func (c *chunker) isGlued(l int) bool { return c.glued != nil && c.glued[l] }
 // emit appends lines a..b as one or more chunks. The estimate that packed
 // them may fall short of the exact count; then the lines are halved until
 // each piece fits or is a single line.
-func (c *chunker) emit(chunks []events.Chunk, a, b int, path []string, prefix string) []events.Chunk {
+func (c *chunker) emit(chunks []events.Chunk, a, b int, path []string, prefix string, prefixCost int) []events.Chunk {
 	a, b, ok := c.lines.trim(c.content, a, b)
 	if !ok {
 		return chunks
 	}
-	if ch, ok := c.chunk(a, b, path, prefix); ok || a == b {
+	if ch, ok := c.chunk(a, b, path, prefix, prefixCost); ok || a == b {
 		return append(chunks, ch)
 	}
 	m := a + (b-a)/2
-	chunks = c.emit(chunks, a, m, path, prefix)
-	return c.emit(chunks, m+1, b, path, prefix)
+	chunks = c.emit(chunks, a, m, path, prefix, prefixCost)
+	return c.emit(chunks, m+1, b, path, prefix, prefixCost)
 }
 
 // chunk returns the chunk of lines a..b and whether its ChunkText fits.
-func (c *chunker) chunk(a, b int, path []string, prefix string) (events.Chunk, bool) {
+// The prefix ends in a newline, where cl100k_base's pre-split always cuts,
+// so the ChunkText's count is the prefix's (prefixCost) plus the text's;
+// only a run of whitespace that tokens.Count cuts (see its doc) can shift
+// that by a token. The exact count is taken only that close to the budget.
+func (c *chunker) chunk(a, b int, path []string, prefix string, prefixCost int) (events.Chunk, bool) {
 	text := c.lines.text(c.content, a, b)
 	var n int
 	if a == b && c.lineTokens != nil && c.lineTokens[a] != 0 {
@@ -202,9 +208,16 @@ func (c *chunker) chunk(a, b int, path []string, prefix string) (events.Chunk, b
 	} else {
 		n = tokens.Count(text)
 	}
-	embedded := n
-	if prefix != "" && n <= c.max {
-		embedded = tokens.Count(prefix + text)
+	ch := events.Chunk{StartLine: a, EndLine: b, HeadingPath: path, Tokens: n}
+	switch sum := prefixCost + n; {
+	case sum <= c.max-embedSlack:
+		return ch, true
+	case sum > c.max+embedSlack || prefix == "":
+		return ch, sum <= c.max
 	}
-	return events.Chunk{StartLine: a, EndLine: b, HeadingPath: path, Tokens: n}, embedded <= c.max
+	return ch, tokens.Count(prefix+text) <= c.max
 }
+
+// embedSlack bounds how far the count of a ChunkText may be from the sum
+// of its parts' counts.
+const embedSlack = 2
