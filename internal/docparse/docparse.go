@@ -1,7 +1,32 @@
 // Package docparse derives what the indexer stores about a file: its kind
 // and language, line and token counts, title, headings, links, frontmatter
-// and the chunks search scores on their own. The indexer calls Build for each
-// FileUpserted and adds the fields that come from the event itself.
+// and the chunks search scores on their own. The indexer calls Build (or
+// BuildWith, to set the chunk budget) for each FileUpserted and adds the
+// fields that come from the event itself; it embeds ChunkText of each chunk.
+//
+// Chunks follow the file's structure and keep under a token budget
+// (ChunkOptions.MaxTokens, which bounds ChunkText: heading path line plus
+// the chunk's lines):
+//
+//   - Markdown: one chunk per section, from its heading to the next heading
+//     of any level, with the heading path (["Auth", "Login"]); the text
+//     before the first heading has none, frontmatter is in no chunk.
+//     Sections are not merged, so each chunk names its own section.
+//   - Go: the package clause and imports as one chunk (["package name"]),
+//     then one per top-level declaration with its doc comment, named as
+//     "func (*Index).Search", "type Config" or "const (A, B, C, …)". A file
+//     that go/parser rejects is cut as below.
+//   - Python, TypeScript, JavaScript, Rust, Java, C, C++, Ruby, shell and
+//     unparsable Go: at lines that look like declarations, unindented or,
+//     inside a class, impl or module, one level in; comments, decorators
+//     and attributes right above go with them. The heading path is the
+//     declaration's trimmed line, under its container's for a member.
+//   - Anything else: paragraphs packed under the budget.
+//
+// A piece over the budget is split at blank lines (a markdown code fence
+// stays whole when it fits), then at lines; each piece keeps the heading
+// path. Chunks hold whole lines, so a single line over the budget is a
+// chunk over the budget.
 package docparse
 
 import (
