@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -154,7 +155,7 @@ var (
 	rustDecls = &declSyntax{
 		top:       regexp.MustCompile(`^(pub(\([\w:]+\))?\s+)?((const|async|unsafe|extern\s+"[^"]*")\s+)*(fn|struct|enum|impl|trait|mod|type|union|static|const|macro_rules!)[\s<]`),
 		member:    regexp.MustCompile(`^(    |\t)(pub(\([\w:]+\))?\s+)?((const|async|unsafe|extern\s+"[^"]*")\s+)*fn\s`),
-		container: regexp.MustCompile(`^(pub(\([\w:]+\))?\s+)?(unsafe\s+)?(impl|trait)[\s<]`),
+		container: regexp.MustCompile(`^(pub(\([\w:]+\))?\s+)?(unsafe\s+)?(impl|trait|mod)[\s<]`),
 		attached:  regexp.MustCompile(`^\s*(//|/\*|\*|#\[|#!\[)`),
 	}
 	javaDecls = &declSyntax{
@@ -198,6 +199,23 @@ var declStarts = map[string]*declSyntax{
 	"shell":      shellDecls,
 }
 
+// maxLabel bounds the bytes of a declaration line used as a heading path
+// entry: a minified line would otherwise go into ChunkText twice.
+const maxLabel = 120
+
+// declLabel is a declaration's line trimmed, and cut to maxLabel bytes.
+func declLabel(line string) string {
+	line = strings.TrimSpace(line)
+	if len(line) <= maxLabel {
+		return line
+	}
+	n := maxLabel
+	for n > 0 && !utf8.RuneStart(line[n]) {
+		n--
+	}
+	return line[:n] + "…"
+}
+
 // heuristicChunks makes a region of what comes before the first
 // declaration (imports, file comments) and one of each declaration, from
 // its attached lines to the line before the next declaration's. A
@@ -216,13 +234,13 @@ func heuristicChunks(c *chunker, d *declSyntax) []events.Chunk {
 		var path []string
 		switch {
 		case d.top.MatchString(text) && (d.reject == nil || !d.reject.MatchString(text)):
-			path = []string{strings.TrimSpace(text)}
+			path = []string{declLabel(text)}
 			container = ""
 			if d.container != nil && d.container.MatchString(text) {
 				container = path[0]
 			}
 		case d.member != nil && container != "" && d.member.MatchString(text) && !notMember.MatchString(text):
-			path = []string{container, strings.TrimSpace(text)}
+			path = []string{container, declLabel(text)}
 		case text != "" && text[0] != ' ' && text[0] != '\t' && !d.attached.MatchString(text):
 			// Other unindented code ends the container.
 			container = ""
