@@ -118,7 +118,18 @@ func (c *chunker) region(first, last int, path []string) []events.Chunk {
 	// here still comes out as one chunk below, at the cost of counting
 	// its lines.
 	prefixCost := tokens.Count(prefix)
-	if c.lines.starts[last-1]-c.lines.starts[first-1] <= 8*c.max {
+	if first == last {
+		// One line is one chunk whatever its count; counting it as a
+		// line keeps a long line from being counted twice.
+		c.lineCost(first)
+		ch, _ := c.chunk(first, last, path, prefix, prefixCost)
+		return append(chunks, ch)
+	}
+	size := c.lines.size - c.lines.starts[first-1]
+	if last < len(c.lines.starts) {
+		size = c.lines.starts[last] - c.lines.starts[first-1]
+	}
+	if size <= 8*c.max {
 		if ch, ok := c.chunk(first, last, path, prefix, prefixCost); ok {
 			return append(chunks, ch)
 		}

@@ -2,6 +2,9 @@ package docparse
 
 import (
 	"fmt"
+	"go/build"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -319,6 +322,30 @@ func TestChunksNeverPanic(t *testing.T) {
 		for _, budget := range []int{1, 16, 128} {
 			rec := BuildWith("r", tc.path, tc.content, ChunkOptions{MaxTokens: budget})
 			checkChunks(t, tc.content, rec, budget)
+		}
+	}
+}
+
+// TestGoChunksOfRealSource chunks a file of the standard library that the
+// toolchain ships, when it is there, under the built-in model's budget.
+func TestGoChunksOfRealSource(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(build.Default.GOROOT, "src", "go", "parser", "parser.go"))
+	if err != nil {
+		t.Skip(err)
+	}
+	content := string(data)
+	rec := BuildWith("r", "parser.go", content, ChunkOptions{MaxTokens: 128})
+	checkChunks(t, content, rec, 128)
+	names := map[string]bool{}
+	for _, c := range rec.Chunks {
+		if len(c.HeadingPath) != 1 {
+			t.Fatalf("chunk %d-%d has heading path %q", c.StartLine, c.EndLine, c.HeadingPath)
+		}
+		names[c.HeadingPath[0]] = true
+	}
+	for _, want := range []string{"package parser", "type parser", "func (*parser).parseFile", "func (*parser).init"} {
+		if !names[want] {
+			t.Errorf("no chunk named %q", want)
 		}
 	}
 }

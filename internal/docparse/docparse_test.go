@@ -377,7 +377,15 @@ func benchGo() string {
 	return sb.String()
 }
 
+// benchmarkBuild also times tokens.Count of the whole content, the floor
+// under Build, which counts the file once and its chunks at least once.
 func benchmarkBuild(b *testing.B, path, content string) {
+	b.Run("count-only", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			tokens.Count(content)
+		}
+	})
 	for _, budget := range []int{MaxChunkTokens, 128} {
 		b.Run(fmt.Sprintf("max=%d", budget), func(b *testing.B) {
 			b.SetBytes(int64(len(content)))
