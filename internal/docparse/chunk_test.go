@@ -155,6 +155,36 @@ func TestMarkdownUnderBudget(t *testing.T) {
 	}
 }
 
+func TestFenceLines(t *testing.T) {
+	content := strings.Join([]string{
+		"a",
+		"```go", // 2: opens
+		"",
+		"~~~",  // 4: another marker
+		"````", // 5: closes, being as long or longer
+		"",
+		"~~~~", // 7: opens
+		"",
+		"~~~",            // 9: too short to close
+		"~~~~~",          // 10: closes
+		"```x``` inline", // 11: inline code, no fence
+		"",
+		"  ```", // 13: opens, never closed
+		"",
+		"code",
+	}, "\n")
+	lines := newLines(content)
+	var got []int
+	for l, g := range fenceLines(content, lines, 1) {
+		if g {
+			got = append(got, l)
+		}
+	}
+	if want := []int{3, 4, 5, 8, 9, 10, 14, 15}; !reflect.DeepEqual(got, want) {
+		t.Errorf("glued lines = %v, want %v", got, want)
+	}
+}
+
 func TestBuildWithDefaultBudget(t *testing.T) {
 	content := "# A\n" + strings.Repeat("word ", 200) + "\n"
 	if a, b := Build("r", "a.md", content), BuildWith("r", "a.md", content, ChunkOptions{MaxTokens: -1}); !reflect.DeepEqual(a, b) {

@@ -203,6 +203,9 @@ func fenceLines(content string, lines lineIndex, from int) []bool {
 		}
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			n := len(t) - len(strings.TrimLeft(t, t[:1]))
+			if t[0] == '`' && strings.Contains(t[n:], "`") {
+				continue // inline code: a backtick fence's info has none
+			}
 			fence = t[:n]
 		}
 	}
