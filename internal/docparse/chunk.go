@@ -100,6 +100,25 @@ func (c *chunker) lineCost(l int) int {
 	return c.lineTokens[l]
 }
 
+// label is the heading path of a region's chunks and the line ChunkText
+// puts before them, counted only when a chunk comes near the budget.
+type label struct {
+	path   []string
+	prefix string
+	cost   int // tokens of prefix; -1 until counted
+}
+
+func newLabel(path []string) *label {
+	return &label{path: path, prefix: headingPrefix(path), cost: -1}
+}
+
+func (l *label) tokens() int {
+	if l.cost < 0 {
+		l.cost = tokens.Count(l.prefix)
+	}
+	return l.cost
+}
+
 // region returns lines first..last, trimmed of blank lines, as one chunk
 // labelled path if its ChunkText fits the budget. Otherwise it packs them
 // into consecutive chunks: paragraphs (runs of lines between blank lines,
@@ -111,34 +130,31 @@ func (c *chunker) region(first, last int, path []string) []events.Chunk {
 	if !ok {
 		return nil
 	}
-	prefix := headingPrefix(path)
+	lb := newLabel(path)
 	var chunks []events.Chunk
+	if first == last {
+		// One line is one chunk whatever its count.
+		ch, _ := c.chunk(first, last, lb, false)
+		return append(chunks, ch)
+	}
 	// Counting the whole region first pays when it is likely to fit: a
 	// token averages 3 to 5 bytes. A region that fits but is not counted
 	// here still comes out as one chunk below, at the cost of counting
 	// its lines.
-	prefixCost := tokens.Count(prefix)
-	if first == last {
-		// One line is one chunk whatever its count; counting it as a
-		// line keeps a long line from being counted twice.
-		c.lineCost(first)
-		ch, _ := c.chunk(first, last, path, prefix, prefixCost)
-		return append(chunks, ch)
-	}
 	size := c.lines.size - c.lines.starts[first-1]
 	if last < len(c.lines.starts) {
 		size = c.lines.starts[last] - c.lines.starts[first-1]
 	}
 	if size <= 8*c.max {
-		if ch, ok := c.chunk(first, last, path, prefix, prefixCost); ok {
+		if ch, ok := c.chunk(first, last, lb, true); ok {
 			return append(chunks, ch)
 		}
 	}
-	start, cost := 0, prefixCost // start is 0 while no piece is open
+	start, cost := 0, lb.tokens() // start is 0 while no piece is open
 	add := func(a, b, n int) {
 		if start != 0 && cost+n > c.max {
-			chunks = c.emit(chunks, start, a-1, path, prefix, prefixCost)
-			start, cost = 0, prefixCost
+			chunks = c.emit(chunks, start, a-1, lb)
+			start, cost = 0, lb.tokens()
 		}
 		if start == 0 {
 			start = a
@@ -147,7 +163,7 @@ func (c *chunker) region(first, last int, path []string) []events.Chunk {
 	}
 	for a := first; a <= last; {
 		b, n := c.paragraph(a, last)
-		if prefixCost+n <= c.max {
+		if lb.tokens()+n <= c.max {
 			add(a, b, n)
 		} else {
 			for l := a; l <= b; l++ {
@@ -160,7 +176,7 @@ func (c *chunker) region(first, last int, path []string) []events.Chunk {
 		}
 	}
 	if start != 0 {
-		chunks = c.emit(chunks, start, last, path, prefix, prefixCost)
+		chunks = c.emit(chunks, start, last, lb)
 	}
 	return chunks
 }
@@ -193,25 +209,27 @@ func (c *chunker) isGlued(l int) bool { return c.glued != nil && c.glued[l] }
 // emit appends lines a..b as one or more chunks. The estimate that packed
 // them may fall short of the exact count; then the lines are halved until
 // each piece fits or is a single line.
-func (c *chunker) emit(chunks []events.Chunk, a, b int, path []string, prefix string, prefixCost int) []events.Chunk {
+func (c *chunker) emit(chunks []events.Chunk, a, b int, lb *label) []events.Chunk {
 	a, b, ok := c.lines.trim(c.content, a, b)
 	if !ok {
 		return chunks
 	}
-	if ch, ok := c.chunk(a, b, path, prefix, prefixCost); ok || a == b {
+	if ch, ok := c.chunk(a, b, lb, a < b); ok || a == b {
 		return append(chunks, ch)
 	}
 	m := a + (b-a)/2
-	chunks = c.emit(chunks, a, m, path, prefix, prefixCost)
-	return c.emit(chunks, m+1, b, path, prefix, prefixCost)
+	chunks = c.emit(chunks, a, m, lb)
+	return c.emit(chunks, m+1, b, lb)
 }
 
-// chunk returns the chunk of lines a..b and whether its ChunkText fits.
-// The prefix ends in a newline, where cl100k_base's pre-split always cuts,
-// so the ChunkText's count is the prefix's (prefixCost) plus the text's;
-// only a run of whitespace that tokens.Count cuts (see its doc) can shift
-// that by a token. The exact count is taken only that close to the budget.
-func (c *chunker) chunk(a, b int, path []string, prefix string, prefixCost int) (events.Chunk, bool) {
+// chunk returns the chunk of lines a..b and, if check is set, whether its
+// ChunkText fits the budget. The prefix ends in a newline, where
+// cl100k_base's pre-split always cuts, so the ChunkText's count is the
+// prefix's plus the text's; only a run of whitespace that tokens.Count
+// cuts (see its doc) can shift that by a token. The exact count is taken
+// only that close to the budget. A token is at least a byte, so a short
+// prefix need not be counted at all.
+func (c *chunker) chunk(a, b int, lb *label, check bool) (events.Chunk, bool) {
 	text := c.lines.text(c.content, a, b)
 	var n int
 	if a == b && c.lineTokens != nil && c.lineTokens[a] != 0 {
@@ -219,14 +237,20 @@ func (c *chunker) chunk(a, b int, path []string, prefix string, prefixCost int) 
 	} else {
 		n = tokens.Count(text)
 	}
-	ch := events.Chunk{StartLine: a, EndLine: b, HeadingPath: path, Tokens: n}
-	switch sum := prefixCost + n; {
+	ch := events.Chunk{StartLine: a, EndLine: b, HeadingPath: lb.path, Tokens: n}
+	if !check {
+		return ch, true
+	}
+	if n+len(lb.prefix) <= c.max-embedSlack {
+		return ch, true
+	}
+	switch sum := lb.tokens() + n; {
 	case sum <= c.max-embedSlack:
 		return ch, true
-	case sum > c.max+embedSlack || prefix == "":
+	case sum > c.max+embedSlack || lb.prefix == "":
 		return ch, sum <= c.max
 	}
-	return ch, tokens.Count(prefix+text) <= c.max
+	return ch, tokens.Count(lb.prefix+text) <= c.max
 }
 
 // embedSlack bounds how far the count of a ChunkText may be from the sum
