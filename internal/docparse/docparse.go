@@ -1,7 +1,32 @@
 // Package docparse derives what the indexer stores about a file: its kind
 // and language, line and token counts, title, headings, links, frontmatter
-// and the chunks search scores on their own. The indexer calls Build for each
-// FileUpserted and adds the fields that come from the event itself.
+// and the chunks search scores on their own. The indexer calls Build (or
+// BuildWith, to set the chunk budget) for each FileUpserted and adds the
+// fields that come from the event itself; it embeds ChunkText of each chunk.
+//
+// Chunks follow the file's structure and keep under a token budget
+// (ChunkOptions.MaxTokens, which bounds ChunkText: heading path line plus
+// the chunk's lines):
+//
+//   - Markdown: one chunk per section, from its heading to the next heading
+//     of any level, with the heading path (["Auth", "Login"]); the text
+//     before the first heading has none, frontmatter is in no chunk.
+//     Sections are not merged, so each chunk names its own section.
+//   - Go: the package clause and imports as one chunk (["package name"]),
+//     then one per top-level declaration with its doc comment, named as
+//     "func (*Index).Search", "type Config" or "const (A, B, C, …)". A file
+//     that go/parser rejects is cut as below.
+//   - Python, TypeScript, JavaScript, Rust, Java, C, C++, Ruby, shell and
+//     unparsable Go: at lines that look like declarations, unindented or,
+//     inside a class, impl or module, one level in; comments, decorators
+//     and attributes right above go with them. The heading path is the
+//     declaration's trimmed line, under its container's for a member.
+//   - Anything else: paragraphs packed under the budget.
+//
+// A piece over the budget is split at blank lines (a markdown code fence
+// stays whole when it fits), then at lines; each piece keeps the heading
+// path. Chunks hold whole lines, so a single line over the budget is a
+// chunk over the budget.
 package docparse
 
 import (
@@ -14,13 +39,9 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
-// Chunking limits. A markdown section is one chunk unless it holds more than
-// MaxChunkTokens; code and plain text are cut into windows of about
-// WindowLines lines, at a blank line where there is one.
-const (
-	MaxChunkTokens = 512
-	WindowLines    = 60
-)
+// MaxChunkTokens is the token budget of a chunk when ChunkOptions do not
+// set one: roomy enough for keyword search to score a whole section.
+const MaxChunkTokens = 512
 
 // Warning texts that are not built from a message.
 const (
@@ -36,8 +57,18 @@ const CardsDir = ".cuedeck/cards/"
 // Warnings; the caller sets SHA256, Size, ModTime, SourceSeq, Content and
 // IndexedAt. Build never fails: what it cannot read it reports in Warnings.
 // Invalid UTF-8 is replaced by U+FFFD before parsing, so line numbers and
-// chunks refer to the repaired text.
+// chunks refer to the repaired text. Build chunks with the default
+// ChunkOptions; see BuildWith.
 func Build(repo, path, content string) events.DocRecord {
+	return BuildWith(repo, path, content, ChunkOptions{})
+}
+
+// BuildWith is Build with chunks cut to opt. Chunks follow the file's
+// structure (see the package doc): they are in file order, do not overlap,
+// and together hold every non-blank line of the file except a markdown
+// file's frontmatter. A chunk's Tokens counts its lines alone; the budget
+// bounds ChunkText, which adds the heading path.
+func BuildWith(repo, path, content string, opt ChunkOptions) events.DocRecord {
 	rec := events.DocRecord{Repo: repo, Path: path}
 	if !utf8.ValidString(content) {
 		content = strings.ToValidUTF8(content, "\uFFFD")
@@ -53,16 +84,20 @@ func Build(repo, path, content string) events.DocRecord {
 	rec.Tokens = tokens.Count(content)
 	rec.Title = baseName(path)
 
+	c := newChunker(content, lines, opt.maxTokens())
 	switch rec.Kind {
 	case events.DocMarkdown, events.DocCard:
-		buildMarkdown(&rec, content, lines)
+		buildMarkdown(&rec, c)
+	case events.DocCode:
+		rec.Chunks = codeChunks(c, rec.Language)
 	default:
-		rec.Chunks = windowChunks(content, lines)
+		rec.Chunks = c.region(1, lines.count(), nil)
 	}
 	return rec
 }
 
-func buildMarkdown(rec *events.DocRecord, content string, lines lineIndex) {
+func buildMarkdown(rec *events.DocRecord, c *chunker) {
+	content := c.content
 	doc := markdown.Parse([]byte(content))
 	if doc.FrontmatterErr != nil {
 		rec.Warnings = append(rec.Warnings, doc.FrontmatterErr.Error())
@@ -91,7 +126,7 @@ func buildMarkdown(rec *events.DocRecord, content string, lines lineIndex) {
 			rec.Links[i] = events.Link{Target: l.Target, Anchor: l.Anchor, Text: l.Text, Line: l.Line, Kind: string(l.Kind)}
 		}
 	}
-	rec.Chunks = sectionChunks(content, lines, doc)
+	rec.Chunks = sectionChunks(c, doc)
 }
 
 // title is the frontmatter's title if it is a string, else the text of the
@@ -127,22 +162,54 @@ func baseName(p string) string {
 
 // sectionChunks makes a chunk of the text before the first heading and one
 // of each heading's own lines (up to the next heading of any level), each
-// labelled with its heading path and split if it is too long.
-func sectionChunks(content string, lines lineIndex, doc markdown.Document) []events.Chunk {
+// labelled with its heading path and split if it is over the budget. Code
+// fences are kept whole when they fit. Small sections are not merged: each
+// chunk keeps the heading path of its own section.
+func sectionChunks(c *chunker, doc markdown.Document) []events.Chunk {
+	c.glued = fenceLines(c.content, c.lines, doc.BodyStart)
 	var chunks []events.Chunk
 	firstHeading := doc.Lines + 1
 	if len(doc.Headings) > 0 {
 		firstHeading = doc.Headings[0].Line
 	}
-	chunks = append(chunks, splitChunk(content, lines, doc.BodyStart, firstHeading-1, nil)...)
+	chunks = append(chunks, c.region(doc.BodyStart, firstHeading-1, nil)...)
 	for i, h := range doc.Headings {
 		end := doc.Lines
 		if i+1 < len(doc.Headings) {
 			end = doc.Headings[i+1].Line - 1
 		}
-		chunks = append(chunks, splitChunk(content, lines, h.Line, end, headingPath(doc.Headings, i))...)
+		chunks = append(chunks, c.region(h.Line, end, headingPath(doc.Headings, i))...)
 	}
 	return chunks
+}
+
+// fenceLines marks the lines after a code fence opens, up to and including
+// the line that closes it (or the end of the file), so that a blank line in
+// a fence does not end a paragraph. It returns nil when there is no fence.
+func fenceLines(content string, lines lineIndex, from int) []bool {
+	var glued []bool
+	var fence string // the open fence's marker, "" when none is open
+	for l := from; l <= lines.count(); l++ {
+		t := strings.TrimLeft(lines.text(content, l, l), " \t")
+		if fence != "" {
+			if glued == nil {
+				glued = make([]bool, lines.count()+1)
+			}
+			glued[l] = true
+			if strings.HasPrefix(t, fence) && strings.TrimRight(t, fence[:1]+" \t") == "" {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			n := len(t) - len(strings.TrimLeft(t, t[:1]))
+			if t[0] == '`' && strings.Contains(t[n:], "`") {
+				continue // inline code: a backtick fence's info has none
+			}
+			fence = t[:n]
+		}
+	}
+	return glued
 }
 
 func headingPath(hs []markdown.Heading, i int) []string {
@@ -154,79 +221,6 @@ func headingPath(hs []markdown.Heading, i int) []string {
 		p[l], p[r] = p[r], p[l]
 	}
 	return p
-}
-
-// splitChunk returns lines first..last, trimmed of blank lines, as one chunk
-// if it holds at most MaxChunkTokens, else as consecutive pieces that each
-// do where a single line allows, cut at a blank line when one lies in the
-// second half of a piece.
-func splitChunk(content string, lines lineIndex, first, last int, headingPath []string) []events.Chunk {
-	first, last, ok := lines.trim(content, first, last)
-	if !ok {
-		return nil
-	}
-	n := tokens.Count(lines.text(content, first, last))
-	if n <= MaxChunkTokens {
-		return []events.Chunk{{StartLine: first, EndLine: last, HeadingPath: headingPath, Tokens: n}}
-	}
-	counts := make([]int, last-first+1) // tokens of each line and its newline
-	for l := first; l <= last; l++ {
-		counts[l-first] = tokens.Count(lines.text(content, l, l)) + 1
-	}
-	var chunks []events.Chunk
-	emit := func(a, b int) {
-		if a, b, ok := lines.trim(content, a, b); ok {
-			chunks = append(chunks, events.Chunk{
-				StartLine: a, EndLine: b, HeadingPath: headingPath,
-				Tokens: tokens.Count(lines.text(content, a, b)),
-			})
-		}
-	}
-	start, sum, blank := first, 0, 0 // blank: the last blank line since start
-	for l := first; l <= last; l++ {
-		// Twice at most: after a cut at a blank line, the lines carried over
-		// and this one may still be too many.
-		for sum+counts[l-first] > MaxChunkTokens && l > start {
-			cut := l - 1
-			if blank > start && blank-start >= (l-start)/2 {
-				cut = blank
-			}
-			emit(start, cut)
-			start, sum, blank = cut+1, 0, 0
-			for k := start; k < l; k++ {
-				sum += counts[k-first]
-			}
-		}
-		sum += counts[l-first]
-		if lines.blank(content, l) {
-			blank = l
-		}
-	}
-	emit(start, last)
-	return chunks
-}
-
-// windowChunks cuts the text into windows of about WindowLines lines,
-// ending a window at the last blank line in its second half if there is one.
-func windowChunks(content string, lines lineIndex) []events.Chunk {
-	var chunks []events.Chunk
-	last := lines.count()
-	for start := 1; start <= last; {
-		end := min(start+WindowLines-1, last)
-		if end < last {
-			for l := end; l > start+WindowLines/2; l-- {
-				if lines.blank(content, l) {
-					end = l
-					break
-				}
-			}
-		}
-		if a, b, ok := lines.trim(content, start, end); ok {
-			chunks = append(chunks, events.Chunk{StartLine: a, EndLine: b, Tokens: tokens.Count(lines.text(content, a, b))})
-		}
-		start = end + 1
-	}
-	return chunks
 }
 
 // Classify returns a file's kind and, for code and markdown, its language,

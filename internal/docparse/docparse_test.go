@@ -309,19 +309,17 @@ func TestBuildCodeWindows(t *testing.T) {
 	}
 }
 
-func TestBuildCodeWithoutBlankLinesUsesFullWindows(t *testing.T) {
+func TestBuildCodeWithoutBlankLinesCutsAtLines(t *testing.T) {
 	content := strings.Repeat("x = 1\n", 130)
 	rec := Build("r", "a.py", content)
-	want := []events.Chunk{
-		{StartLine: 1, EndLine: 60},
-		{StartLine: 61, EndLine: 120},
-		{StartLine: 121, EndLine: 130},
+	if len(rec.Chunks) != 2 || rec.Chunks[0].StartLine != 1 || rec.Chunks[1].EndLine != 130 || rec.Chunks[1].StartLine != rec.Chunks[0].EndLine+1 {
+		t.Fatalf("chunks = %+v, want two covering lines 1-130", rec.Chunks)
 	}
-	for i := range want {
-		want[i].Tokens = tokens.Count(strings.TrimSuffix(strings.Repeat("x = 1\n", want[i].EndLine-want[i].StartLine+1), "\n"))
-	}
-	if !reflect.DeepEqual(rec.Chunks, want) {
-		t.Errorf("chunks = %+v, want %+v", rec.Chunks, want)
+	for i, c := range rec.Chunks {
+		want := tokens.Count(strings.TrimSuffix(strings.Repeat("x = 1\n", c.EndLine-c.StartLine+1), "\n"))
+		if c.Tokens != want || c.Tokens > MaxChunkTokens || c.HeadingPath != nil {
+			t.Errorf("chunk %d = %+v, want %d tokens at most %d", i, c, want, MaxChunkTokens)
+		}
 	}
 }
 
@@ -348,22 +346,62 @@ func TestBuildFrontmatterOnlyIsNotAChunk(t *testing.T) {
 	}
 }
 
-func BenchmarkBuildMarkdown(b *testing.B) {
+// benchMarkdown and benchGo are about 1 MB of markdown and of Go that
+// parses, with sections and declarations of typical sizes.
+func benchMarkdown() string {
 	var sb strings.Builder
 	for i := 0; sb.Len() < 1<<20; i++ {
 		fmt.Fprintf(&sb, "## Section %d\n\nText with a [link](docs/page.md#anchor) and @doc/api#Login.\n\n```go\nfunc f() {}\n```\n\n", i)
+		if i%10 == 0 {
+			for j := range 12 {
+				fmt.Fprintf(&sb, "Paragraph %d of a longer section, which the chunker must split at blank lines.\n\n", j)
+			}
+		}
 	}
-	content := sb.String()
-	b.SetBytes(int64(len(content)))
-	for b.Loop() {
-		Build("r", "big.md", content)
+	return sb.String()
+}
+
+func benchGo() string {
+	var sb strings.Builder
+	sb.WriteString("// Package big is generated.\npackage big\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n)\n\n")
+	for i := 0; sb.Len() < 1<<20; i++ {
+		fmt.Fprintf(&sb, "// Handler%d serves a request.\nfunc (s *Server) Handler%d(w http.ResponseWriter, r *http.Request) {\n", i, i)
+		for j := range 8 + i%40 {
+			fmt.Fprintf(&sb, "\tfmt.Fprintln(w, r.URL, %d)\n", j)
+			if j%6 == 5 {
+				sb.WriteString("\n")
+			}
+		}
+		fmt.Fprintf(&sb, "}\n\n// Config%d holds settings.\ntype Config%d struct {\n\tName string\n\tSize int\n}\n\n", i, i)
+	}
+	return sb.String()
+}
+
+// benchmarkBuild also times tokens.Count of the whole content, the floor
+// under Build, which counts the file once and its chunks at least once.
+func benchmarkBuild(b *testing.B, path, content string) {
+	b.Run("count-only", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			tokens.Count(content)
+		}
+	})
+	for _, budget := range []int{MaxChunkTokens, 128} {
+		b.Run(fmt.Sprintf("max=%d", budget), func(b *testing.B) {
+			b.SetBytes(int64(len(content)))
+			for b.Loop() {
+				BuildWith("r", path, content, ChunkOptions{MaxTokens: budget})
+			}
+		})
 	}
 }
 
+func BenchmarkBuildMarkdown(b *testing.B) { benchmarkBuild(b, "big.md", benchMarkdown()) }
+
+func BenchmarkBuildGo(b *testing.B) { benchmarkBuild(b, "big.go", benchGo()) }
+
+// BenchmarkBuildCode is Go without a package clause, which go/parser
+// rejects: the line heuristic cuts it.
 func BenchmarkBuildCode(b *testing.B) {
-	content := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) {\n\tfmt.Fprintln(w, r.URL)\n}\n\n", 12000)
-	b.SetBytes(int64(len(content)))
-	for b.Loop() {
-		Build("r", "big.go", content)
-	}
+	benchmarkBuild(b, "big.go", strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) {\n\tfmt.Fprintln(w, r.URL)\n}\n\n", 12000))
 }

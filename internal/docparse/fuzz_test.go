@@ -17,12 +17,23 @@ func FuzzBuild(f *testing.F) {
 		{"main.go", "package main\n\nfunc main() {}\n"},
 		{"notes.txt", "\xff\xfe bad bytes\r\n\r\n"},
 		{"x.md", "```\n# in code\n"},
+		{"x.md", "# A\n```\ncode\n\nmore\n```\n\n## B\npara\n\npara\n"},
+		{"a.go", "package p\n\nimport \"fmt\"\n\n// F does.\nfunc (t *T[K]) F() {\n\tfmt.Println()\n}\n\nvar a, b = 1, 2\n"},
+		{"a.go", "package p\nfunc f() {\n"},
+		{"a.py", "import x\n@d\nclass C:\n    def m(self):\n        if x:\n            pass\n"},
+		{"a.ts", "export class C {\n  m() {}\n}\nexport const f = () => 1\n"},
+		{"a.rs", "#[test]\nfn t() {}\nimpl S {\n    fn f() {}\n}\n"},
+		{"a.c", "int f(void);\nint f(void)\n{\n}\n"},
 	}
 	for _, s := range seeds {
 		f.Add(s.path, s.content)
 	}
 	f.Fuzz(func(t *testing.T, path, content string) {
+		// A small budget, varied by the input, makes every fallback run.
+		budget := 1 + len(content)%150
+		checkChunks(t, content, BuildWith("r", path, content, ChunkOptions{MaxTokens: budget}), budget)
 		rec := Build("r", path, content)
+		checkChunks(t, content, rec, MaxChunkTokens)
 		if rec.Lines < 0 || rec.Tokens < 0 || (content == "") != (rec.Lines == 0) {
 			t.Fatalf("Lines %d, Tokens %d for %d bytes", rec.Lines, rec.Tokens, len(content))
 		}
