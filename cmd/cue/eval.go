@@ -6,27 +6,19 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 
+	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/eval"
 )
 
-// evalModes are the ranking modes `cue eval` can measure. Embedding modes
-// join this table as their embedders land.
-var evalModes = map[string]func(ds *eval.Dataset, progress func(done, total int)) (eval.Ranker, error){
-	"keyword": func(ds *eval.Dataset, progress func(int, int)) (eval.Ranker, error) {
-		return eval.KeywordRanker(ds, progress), nil
-	},
-}
-
 func cmdEval(args []string) error {
 	if len(args) == 0 || args[0] != "beir" {
-		return fmt.Errorf("usage: cue eval beir DIR [--modes keyword,...] [--json]")
+		return fmt.Errorf("usage: cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--json]")
 	}
 	fs, _ := newFlags("eval beir")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
-	modes := fs.String("modes", "keyword", "comma-separated modes to measure")
+	modes := fs.String("modes", "keyword,semantic,hybrid,rrf", "comma-separated modes to measure: keyword, semantic, hybrid, rrf")
 	// Flags may come before or after the directory.
 	var positional []string
 	for rest := args[1:]; ; {
@@ -40,7 +32,7 @@ func cmdEval(args []string) error {
 		rest = fs.Args()[1:]
 	}
 	if len(positional) != 1 {
-		return fmt.Errorf("usage: cue eval beir DIR [--modes keyword,...] [--json]: give one BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+		return fmt.Errorf("usage: cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--json]: give one BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
 	}
 	ds, err := eval.Load(positional[0])
 	if err != nil {
@@ -48,14 +40,29 @@ func cmdEval(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	var scores []eval.Scores
-	for _, mode := range strings.Split(*modes, ",") {
-		mode = strings.TrimSpace(mode)
-		build, ok := evalModes[mode]
-		if !ok {
-			return fmt.Errorf("mode %q cannot be measured by this build (available: %s)", mode, strings.Join(sortedKeys(evalModes), ", "))
+	wanted := strings.Split(*modes, ",")
+	needsVectors := false
+	for i, m := range wanted {
+		wanted[i] = strings.TrimSpace(m)
+		switch wanted[i] {
+		case "keyword":
+		case "semantic", "hybrid", "rrf":
+			needsVectors = true
+		default:
+			return fmt.Errorf("unknown mode %q: use keyword, semantic, hybrid or rrf", wanted[i])
 		}
-		ranker, err := build(ds, progressBar(mode))
+	}
+	corpus := eval.NewCorpus(ds, progressBar("index"))
+	if needsVectors {
+		// The built-in model: what `cue up` uses when no Ollama model is
+		// configured.
+		if err := corpus.Embed(ctx, builtin.New(), progressBar("embed")); err != nil {
+			return err
+		}
+	}
+	var scores []eval.Scores
+	for _, mode := range wanted {
+		ranker, err := corpus.Ranker(mode)
 		if err != nil {
 			return err
 		}
@@ -92,13 +99,4 @@ func progressBar(mode string) func(done, total int) {
 			fmt.Fprintln(os.Stderr)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

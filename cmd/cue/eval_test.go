@@ -16,7 +16,7 @@ func TestEvalBEIRCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "corpus.jsonl")); err != nil {
 		t.Skipf("SciFact not found at %s (it sits beside the repository in CI); skipping", dir)
 	}
-	out, err := exec.Command(bin("cue"), "eval", "beir", dir, "--json").Output()
+	out, err := exec.Command(bin("cue"), "eval", "beir", dir, "--json", "--modes", "keyword").Output()
 	if err != nil {
 		t.Fatalf("cue eval: %v", err)
 	}
