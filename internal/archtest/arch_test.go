@@ -15,12 +15,13 @@ type pkg struct {
 	ImportPath string
 	Dir        string
 	Deps       []string
+	Imports    []string
 	GoFiles    []string
 }
 
 func list(t *testing.T, patterns ...string) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-json=ImportPath,Dir,Deps,GoFiles"}, patterns...)...)
+	cmd := exec.Command("go", append([]string{"list", "-json=ImportPath,Dir,Deps,Imports,GoFiles"}, patterns...)...)
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
@@ -52,6 +53,22 @@ func TestPureCoreAndContracts(t *testing.T) {
 			for _, f := range forbidden {
 				if dep == f || (strings.HasSuffix(f, "/") && strings.HasPrefix(dep, f)) {
 					t.Errorf("%s imports %s; pkg/ must stay free of infrastructure (put adapters in internal/)", p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestPkgDoesNoIO: pkg/ is handed values and returns values; files, the
+// process and the OS are the adapters' business. (Dependencies may use os
+// internally, so only direct imports are checked.)
+func TestPkgDoesNoIO(t *testing.T) {
+	io := []string{"os", "os/exec", "io/fs", "io/ioutil", "path/filepath", "syscall", "net", "net/http"}
+	for _, p := range list(t, "./pkg/...") {
+		for _, imp := range p.Imports {
+			for _, f := range io {
+				if imp == f {
+					t.Errorf("%s imports %s; keep pkg/ free of I/O (adapters go in internal/)", p.ImportPath, imp)
 				}
 			}
 		}

@@ -2,13 +2,7 @@ package memory
 
 import (
 	"encoding/json"
-	"go/parser"
-	"go/token"
-	"os"
 	"reflect"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 )
@@ -52,34 +46,3 @@ func TestKindValid(t *testing.T) {
 	}
 }
 
-// TestPackageIsPure keeps package memory free of I/O and infrastructure:
-// the extractor and the edge hand it values, and it must stay testable on
-// its own.
-func TestPackageIsPure(t *testing.T) {
-	forbidden := []string{"os", "os/exec", "io/fs", "io/ioutil", "path/filepath", "net", "net/http", "syscall"}
-	forbiddenPrefixes := []string{"github.com/nats-io/", "github.com/dgraph-io/", "github.com/modelcontextprotocol/", "github.com/mark3labs/"}
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			bad := slices.Contains(forbidden, path)
-			for _, p := range forbiddenPrefixes {
-				bad = bad || strings.HasPrefix(path, p)
-			}
-			if bad {
-				t.Errorf("%s imports %s; keep package memory pure", name, path)
-			}
-		}
-	}
-}
