@@ -45,4 +45,3 @@ func TestKindValid(t *testing.T) {
 		t.Error("unknown kinds must be invalid")
 	}
 }
-
