@@ -402,14 +402,24 @@ func embedInputs(raw any) ([]string, error) {
 	return nil, fmt.Errorf("invalid input type")
 }
 
-func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
-	var req api.EmbedRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		s.next(r.URL.Path, true)
+// decodeRequest reads a JSON request body and takes the request's scripted
+// behaviour. A body that does not decode is still counted, and answered 400.
+func decodeRequest[T any](s *Server, w http.ResponseWriter, r *http.Request) (T, Behaviour, bool) {
+	var req T
+	err := json.NewDecoder(r.Body).Decode(&req)
+	b := s.next(r.URL.Path, true)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
+		return req, b, false
+	}
+	return req, b, true
+}
+
+func (s *Server) handleEmbed(w http.ResponseWriter, r *http.Request) {
+	req, b, ok := decodeRequest[api.EmbedRequest](s, w, r)
+	if !ok {
 		return
 	}
-	b := s.next(r.URL.Path, true)
 	inputs, err := embedInputs(req.Input)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -459,13 +469,10 @@ func scaled(v []float32, by float32) []float32 {
 // handleEmbeddings is the legacy endpoint: one prompt, one vector, and, as
 // in Ollama, not normalised (the healthy vector is scaled by 2).
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
-	var req api.EmbeddingRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		s.next(r.URL.Path, true)
-		writeError(w, http.StatusBadRequest, err.Error())
+	req, b, ok := decodeRequest[api.EmbeddingRequest](s, w, r)
+	if !ok {
 		return
 	}
-	b := s.next(r.URL.Path, true)
 	s.mu.Lock()
 	s.inputs = append(s.inputs, req.Prompt)
 	s.mu.Unlock()
@@ -485,13 +492,10 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	var req api.ChatRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		s.next(r.URL.Path, true)
-		writeError(w, http.StatusBadRequest, err.Error())
+	req, b, ok := decodeRequest[api.ChatRequest](s, w, r)
+	if !ok {
 		return
 	}
-	b := s.next(r.URL.Path, true)
 	if s.fail(w, r, b, req.Model) {
 		return
 	}
@@ -603,13 +607,10 @@ func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleShow(w http.ResponseWriter, r *http.Request) {
-	var req api.ShowRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		s.next(r.URL.Path, true)
-		writeError(w, http.StatusBadRequest, err.Error())
+	req, b, ok := decodeRequest[api.ShowRequest](s, w, r)
+	if !ok {
 		return
 	}
-	b := s.next(r.URL.Path, true)
 	if s.fail(w, r, b, req.Model) {
 		return
 	}
