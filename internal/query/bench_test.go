@@ -1,10 +1,11 @@
 package query_test
 
 import (
+	"github.com/cuedeck/cuedeck/pkg/core/stats"
+
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	args := json.RawMessage(`{"query":"auth flow token refresh","limit":5,"mode":"hybrid"}`)
 	ctx := context.Background()
 
-	durations := make([]time.Duration, 0, 1024)
+	var lat stats.LatencySummary
 	b.SetBytes(int64(len(args) + len(result)))
 	b.ResetTimer()
 	for b.Loop() {
@@ -48,10 +49,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 		if _, err := c.Call(ctx, tools.ReadContext, args); err != nil {
 			b.Fatal(err)
 		}
-		durations = append(durations, time.Since(start))
+		lat.RecordDuration(time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(durations)
-	b.ReportMetric(float64(durations[len(durations)/2].Nanoseconds()), "p50-ns/op")
-	b.ReportMetric(float64(durations[len(durations)*99/100].Nanoseconds()), "p99-ns/op")
+	b.ReportMetric(lat.Percentile(50)*1e6, "p50-ns/op")
+	b.ReportMetric(lat.Percentile(99)*1e6, "p99-ns/op")
 }

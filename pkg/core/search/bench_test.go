@@ -1,9 +1,10 @@
 package search
 
 import (
+	"github.com/cuedeck/cuedeck/pkg/core/stats"
+
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,17 +87,16 @@ func benchSetup(b *testing.B) (*corpus, *Index) {
 // percentile latency next to the mean.
 func runQueries(b *testing.B, ix *Index, queries []string) {
 	b.Helper()
-	var lat []time.Duration
+	var lat stats.LatencySummary
 	b.ReportAllocs()
 	b.ResetTimer()
 	for k := 0; b.Loop(); k++ {
 		start := time.Now()
 		ix.Search(queries[k%len(queries)], 10)
-		lat = append(lat, time.Since(start))
+		lat.RecordDuration(time.Since(start))
 	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+	b.ReportMetric(lat.Percentile(50)*1e6, "p50-ns")
+	b.ReportMetric(lat.Percentile(99)*1e6, "p99-ns")
 }
 
 // BenchmarkSearch runs two- and three-word queries against 5,000 documents
