@@ -1,8 +1,6 @@
 package query_test
 
 import (
-	"github.com/cuedeck/cuedeck/pkg/core/stats"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/stats"
 )
 
 // BenchmarkRoundTrip measures one read_context-sized call over NATS

@@ -1,14 +1,14 @@
 package search
 
 import (
-	"github.com/cuedeck/cuedeck/pkg/core/stats"
-
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cuedeck/cuedeck/pkg/core/stats"
 )
 
 // corpus is a synthetic set of documents whose words follow a Zipf law over
