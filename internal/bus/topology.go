@@ -113,6 +113,17 @@ func DeclaredTopology(s Settings) Topology {
 				Replicas:    s.Replicas,
 			},
 			{
+				Name:        events.EmbedStream,
+				Description: "embed requests from indexers, consumed once by embed workers",
+				Subjects:    []string{events.SubjectEmbedPrefix + ">"},
+				Retention:   jetstream.WorkQueuePolicy,
+				Discard:     jetstream.DiscardNew,
+				MaxBytes:    s.IngestMaxBytes,
+				Duplicates:  s.DuplicateWindow,
+				Storage:     jetstream.FileStorage,
+				Replicas:    s.Replicas,
+			},
+			{
 				Name:        events.DeadLetterStream,
 				Description: "events workers gave up on, with the error in headers",
 				Subjects:    []string{events.SubjectDeadLetterPrefix + ">"},
@@ -127,6 +138,13 @@ func DeclaredTopology(s Settings) Topology {
 			{
 				Bucket:      events.DocsBucket,
 				Description: "one DocRecord per file, written by indexers, watched by edges",
+				History:     1,
+				Storage:     jetstream.FileStorage,
+				Replicas:    s.Replicas,
+			},
+			{
+				Bucket:      events.VectorsBucket,
+				Description: "chunk vectors per model and file, written by embed workers, watched by edges",
 				History:     1,
 				Storage:     jetstream.FileStorage,
 				Replicas:    s.Replicas,
@@ -151,6 +169,21 @@ func DeclaredTopology(s Settings) Topology {
 					AckWait:       s.AckWait,
 					MaxDeliver:    s.MaxDeliver,
 					MaxAckPending: 1024,
+					DeliverPolicy: jetstream.DeliverAllPolicy,
+				},
+			},
+			{
+				Stream: events.EmbedStream,
+				Config: jetstream.ConsumerConfig{
+					Durable:     events.EmbedderConsumer,
+					Description: "embed workers: DocRecords to VectorRecords",
+					AckPolicy:   jetstream.AckExplicitPolicy,
+					AckWait:     s.AckWait,
+					// An unavailable model is transient: workers nak with a
+					// delay until it answers, and dead-letter only requests
+					// that can never succeed, so no delivery cap applies.
+					MaxDeliver:    -1,
+					MaxAckPending: 256,
 					DeliverPolicy: jetstream.DeliverAllPolicy,
 				},
 			},

@@ -76,8 +76,12 @@ func Decode(b []byte) (Event, error) {
 		ev, err = decodeAs[TaskEvent](w.Data)
 	case KindDocRecord:
 		ev, err = decodeAs[DocRecord](w.Data)
+	case KindEmbedRequest:
+		ev, err = decodeAs[EmbedRequest](w.Data)
+	case KindVectorRecord:
+		ev, err = decodeAs[VectorRecord](w.Data)
 	default:
-		return nil, fmt.Errorf("%w %q (this build knows file.upserted, file.deleted, file.skipped, transcript.batch, task, doc.record)", ErrUnknownKind, w.Kind)
+		return nil, fmt.Errorf("%w %q (this build knows file.upserted, file.deleted, file.skipped, transcript.batch, task, doc.record, embed.request, vector.record)", ErrUnknownKind, w.Kind)
 	}
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +151,33 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal("kind changed across a round trip")
 		}
 	})
+}
+
+func TestVectorRecordRoundTrip(t *testing.T) {
+	v := []float32{0.25, -1, 3.5e-7, 0}
+	rec := VectorRecord{Repo: "r", Path: "docs/a.md", Model: "builtin:use-lite", Dimensions: 4, SHA256: strings.Repeat("a", 64), SourceSeq: 9,
+		Chunks: []ChunkVector{{StartLine: 1, EndLine: 4, Vector: EncodeVector(v)}}}
+	b, err := Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeVectorRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeVector(got.Chunks[0].Vector)
+	if err != nil || !slices.Equal(back, v) {
+		t.Fatalf("vector = %v, %v; want %v", back, err, v)
+	}
+	rec.Dimensions = 5
+	if _, err := Encode(rec); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("dimension mismatch: err = %v, want ErrMalformed", err)
+	}
+	model, repo, path, err := ParseVectorKey(VectorKey("ollama:all-minilm", "r", "docs/a.md"))
+	if err != nil || model != "ollama:all-minilm" || repo != "r" || path != "docs/a.md" {
+		t.Fatalf("ParseVectorKey = %q %q %q %v", model, repo, path, err)
+	}
+	if _, err := Encode(EmbedRequest{Repo: "r", Path: "a.md", Model: "m", SHA256: "x"}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("bad sha: err = %v", err)
+	}
 }
