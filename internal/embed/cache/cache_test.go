@@ -1,0 +1,164 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/cuedeck/cuedeck/internal/embed"
+)
+
+// countingEmbedder returns a vector derived from the text and the model and
+// records every text it was asked for.
+type countingEmbedder struct {
+	model string
+	err   error
+
+	mu    sync.Mutex
+	calls [][]string
+}
+
+func (c *countingEmbedder) ModelID() string { return c.model }
+func (c *countingEmbedder) Dimensions() int { return 3 }
+func (c *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	c.calls = append(c.calls, slices.Clone(texts))
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = []float32{float32(len(t)), float32(len(c.model)), 1}
+	}
+	return out, nil
+}
+
+func (c *countingEmbedder) embedded() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var all []string
+	for _, call := range c.calls {
+		all = append(all, call...)
+	}
+	return all
+}
+
+func open(t *testing.T, dir string) *Cache {
+	t.Helper()
+	c, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestEmbedsOnlyMissesInOneBatch(t *testing.T) {
+	c := open(t, t.TempDir())
+	defer c.Close()
+	inner := &countingEmbedder{model: "m1"}
+	e := Wrap(inner, c)
+	ctx := context.Background()
+	if _, err := e.Embed(ctx, []string{"a", "bb"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Embed(ctx, []string{"a", "ccc", "bb", "ccc", "dddd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inner.calls) != 2 || !slices.Equal(inner.calls[1], []string{"ccc", "dddd"}) {
+		t.Fatalf("calls = %q, want the second to hold only the distinct misses", inner.calls)
+	}
+	for i, want := range []float32{1, 3, 2, 3, 4} {
+		if got[i][0] != want {
+			t.Errorf("vector %d = %v, want first element %v", i, got[i], want)
+		}
+	}
+	if s := c.Stats(); s.Hits != 2 || s.Misses != 5 {
+		t.Fatalf("stats = %+v, want 2 hits and 5 misses", s)
+	}
+}
+
+func TestSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	c := open(t, dir)
+	inner := &countingEmbedder{model: "m1"}
+	if _, err := Wrap(inner, c).Embed(context.Background(), []string{"x", "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = open(t, dir)
+	defer c.Close()
+	inner2 := &countingEmbedder{model: "m1"}
+	if _, err := Wrap(inner2, c).Embed(context.Background(), []string{"y", "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(inner2.embedded()); n != 0 {
+		t.Fatalf("embedded %d texts after reopen, want 0", n)
+	}
+}
+
+func TestModelsNeverMix(t *testing.T) {
+	c := open(t, t.TempDir())
+	defer c.Close()
+	m1, m2 := &countingEmbedder{model: "m1"}, &countingEmbedder{model: "model-two"}
+	ctx := context.Background()
+	if _, err := Wrap(m1, c).Embed(ctx, []string{"same text"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Wrap(m2, c).Embed(ctx, []string{"same text"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m2.embedded()) != 1 || got[0][1] != float32(len("model-two")) {
+		t.Fatalf("model two got %v after embedding %q: the other model's vector leaked", got, m2.embedded())
+	}
+}
+
+func TestErrorsPassThroughUncached(t *testing.T) {
+	c := open(t, t.TempDir())
+	defer c.Close()
+	down := fmt.Errorf("server down: %w", embed.ErrUnavailable)
+	inner := &countingEmbedder{model: "m1", err: down}
+	e := Wrap(inner, c)
+	if _, err := e.Embed(context.Background(), []string{"a"}); !errors.Is(err, embed.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	inner.err = nil
+	if _, err := e.Embed(context.Background(), []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := inner.embedded(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("embedded %q after recovery, want [a]", got)
+	}
+}
+
+func TestDimensionsLearntFromHits(t *testing.T) {
+	c := open(t, t.TempDir())
+	defer c.Close()
+	if err := c.Store("m", []string{"t"}, [][]float32{{1, 2, 3, 4}}); err != nil {
+		t.Fatal(err)
+	}
+	e := Wrap(zeroDims{}, c)
+	if _, err := e.Embed(context.Background(), []string{"t"}); err != nil {
+		t.Fatal(err)
+	}
+	if e.Dimensions() != 4 {
+		t.Fatalf("Dimensions = %d, want 4 from the cached vector", e.Dimensions())
+	}
+}
+
+// zeroDims is an adapter that has not learnt its dimensions and fails if
+// asked to embed.
+type zeroDims struct{}
+
+func (zeroDims) ModelID() string { return "m" }
+func (zeroDims) Dimensions() int { return 0 }
+func (zeroDims) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("should not be called")
+}

@@ -1,0 +1,77 @@
+package provider
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cuedeck/cuedeck/internal/embed/builtin"
+	"github.com/cuedeck/cuedeck/internal/embed/ollama"
+)
+
+func TestOpen(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "")
+	for _, spec := range []string{"", "builtin", builtin.ModelID} {
+		e, err := Open(spec, Config{})
+		if err != nil || e == nil || e.ModelID() != builtin.ModelID {
+			t.Fatalf("Open(%q) = %v, %v; want the builtin model", spec, e, err)
+		}
+	}
+	e, err := Open("none", Config{})
+	if err != nil || e != nil {
+		t.Fatalf("Open(none) = %v, %v; want nil, nil", e, err)
+	}
+	e, err = Open("ollama:all-minilm", Config{OllamaHost: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.ModelID() != "ollama:all-minilm" {
+		t.Fatalf("ModelID = %q", e.ModelID())
+	}
+	if _, ok := e.(*ollama.Embedder); !ok {
+		t.Fatalf("Open(ollama:…) = %T", e)
+	}
+}
+
+func TestOpenRefusesUnknownSpecs(t *testing.T) {
+	for _, spec := range []string{"openai:text-embedding-3", "ollama:", "minilm"} {
+		_, err := Open(spec, Config{})
+		if !errors.Is(err, ErrUnknownSpec) {
+			t.Fatalf("Open(%q) err = %v, want ErrUnknownSpec", spec, err)
+		}
+	}
+	_, err := Open("bert", Config{})
+	for _, want := range []string{`"builtin"`, `"ollama:<model>"`, `"none"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+}
+
+func TestOllamaHost(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "10.0.0.7:9999")
+	u, err := ollamaHost("")
+	if err != nil || u.Host != "10.0.0.7:9999" {
+		t.Fatalf("from OLLAMA_HOST: %v, %v", u, err)
+	}
+	u, err = ollamaHost("gpu.lan:11434")
+	if err != nil || u.String() != "http://gpu.lan:11434" {
+		t.Fatalf("configured host wins: %v, %v", u, err)
+	}
+	t.Setenv("OLLAMA_HOST", "")
+	if u, _ := ollamaHost(""); u.String() != ollama.DefaultHost {
+		t.Fatalf("default = %v", u)
+	}
+}
+
+func TestModelID(t *testing.T) {
+	for spec, want := range map[string]string{"": builtin.ModelID, "builtin": builtin.ModelID, "none": "", "ollama:all-minilm": "ollama:all-minilm"} {
+		got, err := ModelID(spec)
+		if err != nil || got != want {
+			t.Errorf("ModelID(%q) = %q, %v; want %q", spec, got, err, want)
+		}
+	}
+	if _, err := ModelID("x"); !errors.Is(err, ErrUnknownSpec) {
+		t.Fatalf("ModelID(x) err = %v", err)
+	}
+}
