@@ -2,7 +2,10 @@
 // file events that turn each event into a DocRecord (parsed headings,
 // links, frontmatter, chunks, token counts) and write it into the cue_docs
 // bucket with compare-and-set on the ingest sequence, so a redelivered or
-// out-of-order event never overwrites a newer record.
+// out-of-order event never overwrites a newer record. When an embedding
+// model is configured, each stored record is followed by an EmbedRequest
+// for the embed workers: keyword search has the record at once, vectors
+// trail.
 package indexer
 
 import (
@@ -28,6 +31,11 @@ type Config struct {
 	// MaxRecordBytes bounds an encoded DocRecord, below the server's max
 	// payload (1 MiB by default in a cluster). Default 900 KiB.
 	MaxRecordBytes int
+	// EmbedModel is the model id (embed.Embedder.ModelID, e.g.
+	// "builtin:use-lite") whose embed workers are asked for the vectors of
+	// every record stored; empty publishes no EmbedRequests (keyword
+	// search only).
+	EmbedModel string
 }
 
 func (c *Config) setDefaults() {
@@ -109,11 +117,32 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 	if err != nil {
 		return err
 	}
-	applied, err := s.write(ctx, events.DocKey(rec.Repo, rec.Path), rec.SourceSeq, data)
+	current, err := s.write(ctx, events.DocKey(rec.Repo, rec.Path), rec.SourceSeq, data)
 	if err != nil {
 		return err
 	}
-	s.logger.Debug("indexed", "repo", rec.Repo, "path", rec.Path, "stream_seq", rec.SourceSeq, "applied", applied)
+	s.logger.Debug("indexed", "repo", rec.Repo, "path", rec.Path, "stream_seq", rec.SourceSeq, "current", current)
+	if current && s.cfg.EmbedModel != "" {
+		// Only after the record is stored, and again on a redelivery (the
+		// message id drops the copy): a crash between the put and this
+		// publish costs a redelivery, not the vectors.
+		if err := s.requestEmbedding(ctx, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requestEmbedding asks the embed workers for rec's vectors, or for their
+// removal when rec is a tombstone or a skip.
+func (s *Service) requestEmbedding(ctx context.Context, rec events.DocRecord) error {
+	req := events.EmbedRequest{Repo: rec.Repo, Path: rec.Path, Model: s.cfg.EmbedModel, SHA256: rec.SHA256, SourceSeq: rec.SourceSeq}
+	if rec.Deleted || rec.Skip != nil {
+		req.SHA256, req.Deleted = "", true
+	}
+	if _, err := bus.PublishEvent(ctx, s.conn.JS, events.EmbedSubject(rec.Repo), events.EmbedRequestMsgID(req), req); err != nil {
+		return fmt.Errorf("indexer: request embedding of %s/%s: %w", rec.Repo, rec.Path, err)
+	}
 	return nil
 }
 
@@ -177,8 +206,10 @@ func (s *Service) encode(ctx context.Context, rec *events.DocRecord) ([]byte, er
 
 // write stores data under key unless the stored record was built from the
 // same or a later ingest sequence. It retries compare-and-set conflicts
-// (another worker wrote the key in between) until one side wins.
-func (s *Service) write(ctx context.Context, key string, seq uint64, data []byte) (applied bool, err error) {
+// (another worker wrote the key in between) until one side wins. current
+// reports that the stored record is this event's: written now, or by an
+// earlier delivery of it.
+func (s *Service) write(ctx context.Context, key string, seq uint64, data []byte) (current bool, err error) {
 	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
 		return false, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
@@ -204,7 +235,8 @@ func (s *Service) write(ctx context.Context, key string, seq uint64, data []byte
 				return false, bus.Permanent(fmt.Errorf("indexer: %s was written by a newer release (%v); upgrade this indexer", key, derr))
 			}
 			if derr == nil && stored.SourceSeq >= seq {
-				return false, nil // a newer (or this very) event already won
+				// A newer event already won, or this very one did.
+				return stored.SourceSeq == seq, nil
 			}
 			_, err = kv.Update(ctx, key, data, entry.Revision())
 		}

@@ -178,3 +178,73 @@ func TestRunIndexesPublishedEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// embedRequests returns the EmbedRequests queued on CUE_EMBED, in order.
+func embedRequests(t *testing.T, conn *bus.Conn) []events.EmbedRequest {
+	t.Helper()
+	ctx := context.Background()
+	st, err := conn.JS.Stream(ctx, events.EmbedStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []events.EmbedRequest
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			continue
+		}
+		ev, err := events.Decode(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := ev.(events.EmbedRequest)
+		if m.Subject != events.EmbedSubject(req.Repo) || m.Header.Get("Nats-Msg-Id") != events.EmbedRequestMsgID(req) {
+			t.Fatalf("request %+v on %s with id %q", req, m.Subject, m.Header.Get("Nats-Msg-Id"))
+		}
+		out = append(out, req)
+	}
+	return out
+}
+
+func TestStoredRecordsAreFollowedByEmbedRequests(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{EmbedModel: "builtin:use-lite"}, nil)
+	ctx := context.Background()
+	ev := upsert("a.md", "# A\ntext\n")
+	steps := []events.Envelope{
+		{StreamSeq: 3, Event: ev},
+		{StreamSeq: 3, Event: ev}, // a redelivery: the same request, dropped as a duplicate
+		{StreamSeq: 2, Event: upsert("a.md", "# Old\n")}, // older: no record, no request
+		{StreamSeq: 4, Event: events.FileSkipped{Repo: "r", Path: "b.bin", Size: 9, Reason: events.SkipBinary}},
+		{StreamSeq: 5, Event: events.FileDeleted{Repo: "r", Path: "a.md"}},
+	}
+	for _, env := range steps {
+		if err := s.Handle(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := embedRequests(t, conn)
+	want := []events.EmbedRequest{
+		{Repo: "r", Path: "a.md", Model: "builtin:use-lite", SHA256: ev.SHA256, SourceSeq: 3},
+		{Repo: "r", Path: "b.bin", Model: "builtin:use-lite", SourceSeq: 4, Deleted: true},
+		{Repo: "r", Path: "a.md", Model: "builtin:use-lite", SourceSeq: 5, Deleted: true},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("requests:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestNoEmbedRequestsWithoutAModel(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	if err := s.Handle(context.Background(), events.Envelope{StreamSeq: 1, Event: upsert("a.md", "# A\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := embedRequests(t, conn); len(got) != 0 {
+		t.Fatalf("requests without a model: %+v", got)
+	}
+}

@@ -173,6 +173,14 @@ func TestVectorRecordRoundTrip(t *testing.T) {
 	if _, err := Encode(rec); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("dimension mismatch: err = %v, want ErrMalformed", err)
 	}
+	rec.Dimensions = 0
+	if _, err := Encode(rec); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("chunks without dimensions: err = %v, want ErrMalformed", err)
+	}
+	rec.Chunks, rec.ChunksOmitted = nil, 3
+	if _, err := Encode(rec); err != nil {
+		t.Fatalf("a record without chunks needs no dimensions: %v", err)
+	}
 	model, repo, path, err := ParseVectorKey(VectorKey("ollama:all-minilm", "r", "docs/a.md"))
 	if err != nil || model != "ollama:all-minilm" || repo != "r" || path != "docs/a.md" {
 		t.Fatalf("ParseVectorKey = %q %q %q %v", model, repo, path, err)

@@ -97,7 +97,11 @@ type ChunkVector struct {
 // is removed from the bucket.
 //
 // Chunks follow the DocRecord's Chunks that have text, in order; their line
-// ranges name the section a semantic hit matched.
+// ranges name the section a semantic hit matched. A record must stay under
+// the server's payload limit, so a file with more chunks than fit has only
+// its first ones embedded and ChunksOmitted counts the rest. A file without
+// text has a record with no chunks (and Dimensions 0 if the model has not
+// said its length yet), so it is known to be embedded.
 type VectorRecord struct {
 	Repo       string        `json:"repo"`
 	Path       string        `json:"path"`
@@ -106,6 +110,9 @@ type VectorRecord struct {
 	SHA256     string        `json:"sha256"`
 	SourceSeq  uint64        `json:"source_seq"`
 	Chunks     []ChunkVector `json:"chunks"`
+	// ChunksOmitted is how many of the file's chunks with text were left
+	// out to keep the record under the payload limit.
+	ChunksOmitted int `json:"chunks_omitted,omitempty"`
 }
 
 // EventKind implements Event.
@@ -116,7 +123,7 @@ func (r VectorRecord) Validate() error {
 	if err := validRepoPath(r.Repo, r.Path); err != nil {
 		return err
 	}
-	if r.Model == "" || r.Dimensions <= 0 {
+	if r.Model == "" || r.Dimensions < 0 || (r.Dimensions == 0 && len(r.Chunks) > 0) {
 		return fmt.Errorf("%w: vector record for %s/%s needs a model and dimensions", ErrMalformed, r.Repo, r.Path)
 	}
 	want := base64.StdEncoding.EncodedLen(4 * r.Dimensions)
