@@ -217,7 +217,7 @@ func TestStoredRecordsAreFollowedByEmbedRequests(t *testing.T) {
 	ev := upsert("a.md", "# A\ntext\n")
 	steps := []events.Envelope{
 		{StreamSeq: 3, Event: ev},
-		{StreamSeq: 3, Event: ev}, // a redelivery: the same request, dropped as a duplicate
+		{StreamSeq: 3, Event: ev},                        // a redelivery: the same request, dropped as a duplicate
 		{StreamSeq: 2, Event: upsert("a.md", "# Old\n")}, // older: no record, no request
 		{StreamSeq: 4, Event: events.FileSkipped{Repo: "r", Path: "b.bin", Size: 9, Reason: events.SkipBinary}},
 		{StreamSeq: 5, Event: events.FileDeleted{Repo: "r", Path: "a.md"}},

@@ -28,6 +28,7 @@ type Report struct {
 	DeadLetters uint64         `json:"dead_letters"`
 	RecentDead  []DeadLetter   `json:"recent_dead,omitempty"`
 	Undecodable []string       `json:"undecodable_records,omitempty"`
+	Embeddings  *EmbedReport   `json:"embeddings,omitempty"`
 	CollectedAt time.Time      `json:"collected_at"`
 	Extra       map[string]any `json:"extra,omitempty"`
 }
@@ -59,6 +60,32 @@ type ConsumerLag struct {
 	Redelivered int    `json:"redelivered"`
 }
 
+// EmbedReport is how far the embeddings trail the documents. Keyword
+// search has every indexed document already; semantic search has those
+// with vectors of the model it queries with.
+type EmbedReport struct {
+	// Model is the configured model id, or the only one with vectors when
+	// none was given; empty if that is unknown.
+	Model string `json:"model,omitempty"`
+	// Pending is the embed requests not yet done: waiting for the embed
+	// workers plus in their hands (retried while the model is
+	// unavailable).
+	Pending uint64 `json:"pending"`
+	// Docs is the indexed documents; Vectors those with a vector record of
+	// Model.
+	Docs    int `json:"docs"`
+	Vectors int `json:"vectors"`
+	// ByModel counts vector records per model id.
+	ByModel map[string]int `json:"by_model,omitempty"`
+}
+
+// Options narrow what Collect reports.
+type Options struct {
+	// EmbedModel is the model id whose embedding backlog is reported
+	// (e.g. "builtin:use-lite"); empty: the only model with vectors.
+	EmbedModel string
+}
+
 // DeadLetter describes one event a worker gave up on.
 type DeadLetter struct {
 	Seq        uint64    `json:"seq"`
@@ -71,8 +98,13 @@ type DeadLetter struct {
 }
 
 // Collect reads the report. It needs only read access to the streams,
-// consumers and the docs bucket.
+// consumers and the docs and vectors buckets.
 func Collect(ctx context.Context, js jetstream.JetStream) (Report, error) {
+	return CollectWith(ctx, js, Options{})
+}
+
+// CollectWith is Collect with options.
+func CollectWith(ctx context.Context, js jetstream.JetStream, opts Options) (Report, error) {
 	r := Report{CollectedAt: time.Now().UTC()}
 	if s, err := js.Stream(ctx, events.IngestStream); err == nil {
 		if info, err := s.Info(ctx); err == nil {
@@ -91,10 +123,62 @@ func Collect(ctx context.Context, js jetstream.JetStream) (Report, error) {
 	if err := collectDocs(ctx, js, &r); err != nil {
 		return r, err
 	}
+	if err := collectEmbeddings(ctx, js, &r, opts.EmbedModel); err != nil {
+		return r, err
+	}
 	if err := collectDead(ctx, js, &r, 10); err != nil {
 		return r, err
 	}
 	return r, nil
+}
+
+// collectEmbeddings fills r.Embeddings when the embed stream exists.
+func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, model string) error {
+	s, err := js.Stream(ctx, events.EmbedStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	er := &EmbedReport{Model: model, ByModel: map[string]int{}}
+	for _, rr := range r.Repos {
+		er.Docs += rr.Indexed
+	}
+	lister := s.ListConsumers(ctx)
+	for ci := range lister.Info() {
+		r.Consumers = append(r.Consumers, ConsumerLag{
+			Stream: events.EmbedStream, Name: ci.Name, Pending: ci.NumPending,
+			AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered,
+		})
+		if ci.Name == events.EmbedderConsumer {
+			er.Pending = ci.NumPending + uint64(ci.NumAckPending)
+		}
+	}
+	kv, err := js.KeyValue(ctx, events.VectorsBucket)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+	case err != nil:
+		return fmt.Errorf("status: %w", err)
+	default:
+		keys, err := kv.ListKeys(ctx)
+		if err != nil {
+			return fmt.Errorf("status: list %s: %w", events.VectorsBucket, err)
+		}
+		for k := range keys.Keys() {
+			if m, _, _, err := events.ParseVectorKey(k); err == nil {
+				er.ByModel[m]++
+			}
+		}
+	}
+	if er.Model == "" && len(er.ByModel) == 1 {
+		for m := range er.ByModel {
+			er.Model = m
+		}
+	}
+	er.Vectors = er.ByModel[er.Model]
+	r.Embeddings = er
+	return nil
 }
 
 func collectDocs(ctx context.Context, js jetstream.JetStream, r *Report) error {
@@ -205,6 +289,13 @@ func (r Report) Print(w io.Writer) {
 	fmt.Fprintf(tw, "ingest queue\t%d events waiting\n", r.IngestQueue)
 	for _, c := range r.Consumers {
 		fmt.Fprintf(tw, "consumer %s\t%d pending, %d in flight, %d redelivered\n", c.Name, c.Pending, c.AckPending, c.Redelivered)
+	}
+	if e := r.Embeddings; e != nil {
+		model := e.Model
+		if model == "" {
+			model = "no model"
+		}
+		fmt.Fprintf(tw, "embeddings (%s)\t%d of %d documents have vectors, %d requests pending\n", model, e.Vectors, e.Docs, e.Pending)
 	}
 	fmt.Fprintf(tw, "dead letters\t%d\n", r.DeadLetters)
 	for _, d := range r.RecentDead {

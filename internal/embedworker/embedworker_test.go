@@ -1,0 +1,375 @@
+package embedworker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/embed/cache"
+	"github.com/cuedeck/cuedeck/internal/embed/ollama"
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
+	"github.com/cuedeck/cuedeck/internal/indexer"
+	"github.com/cuedeck/cuedeck/internal/ollamatest"
+	"github.com/cuedeck/cuedeck/internal/status"
+	"github.com/cuedeck/cuedeck/pkg/core/resilience"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+const dims = 8
+
+// fastOllama opens model on srv with short timeouts, no waits between
+// attempts and a breaker that opens after two failures and probes again
+// after 200 ms.
+func fastOllama(t *testing.T, srv *ollamatest.Server, model string) *ollama.Embedder {
+	t.Helper()
+	e, err := provider.Open("ollama:"+model, provider.Config{OllamaHost: srv.URL(), Ollama: ollama.Config{
+		Timeout: 300 * time.Millisecond, MaxAttempts: 2, MaxRetryAfter: 10 * time.Millisecond,
+		Sleep:   func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+		Breaker: resilience.BreakerConfig{WindowSize: 4, ErrorThreshold: 0.5, Window: time.Minute, Cooldown: 200 * time.Millisecond, ProbesRequired: 1},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.(*ollama.Embedder)
+}
+
+func openCache(t *testing.T) *cache.Cache {
+	t.Helper()
+	c, err := cache.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func fastConfig(c *cache.Cache) Config {
+	return Config{Cache: c, ReconcileEvery: -1, RetryDelay: func(n uint64) time.Duration {
+		return min(time.Duration(n)*20*time.Millisecond, 200*time.Millisecond)
+	}}
+}
+
+// start runs a worker until the test ends.
+func start(t *testing.T, conn *bus.Conn, e embed.Embedder, cfg Config) *Service {
+	t.Helper()
+	w, err := New(conn, e, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return w
+}
+
+func upsert(path, content string) events.FileUpserted {
+	return events.FileUpserted{Repo: "r", Path: path, SHA256: events.SHA256Hex([]byte(content)), Size: int64(len(content)), ModTime: time.Unix(1, 0), Content: content}
+}
+
+func index(t *testing.T, idx *indexer.Service, seq uint64, ev events.Event) {
+	t.Helper()
+	if err := idx.Handle(context.Background(), events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func vectors(t *testing.T, conn *bus.Conn, model, path string) (events.VectorRecord, bool) {
+	t.Helper()
+	kv, err := conn.JS.KeyValue(context.Background(), events.VectorsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), events.VectorKey(model, "r", path))
+	if err != nil {
+		return events.VectorRecord{}, false
+	}
+	rec, err := events.DecodeVectorRecord(e.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, true
+}
+
+func doc(t *testing.T, conn *bus.Conn, path string) (events.DocRecord, bool) {
+	t.Helper()
+	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), events.DocKey("r", path))
+	if err != nil {
+		return events.DocRecord{}, false
+	}
+	rec, err := events.DecodeDocRecord(e.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, true
+}
+
+func backlog(t *testing.T, conn *bus.Conn, model string) status.EmbedReport {
+	t.Helper()
+	rep, err := status.CollectWith(context.Background(), conn.JS, status.Options{EmbedModel: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Embeddings == nil {
+		t.Fatal("status reports no embeddings")
+	}
+	return *rep.Embeddings
+}
+
+const guide = `# Auth
+Overview of signing in.
+
+## Login
+Send the form with user and password.
+
+## Tokens
+Tokens expire after an hour.
+`
+
+func TestDocBecomesVectorsAndUnchangedChunksAreNotEmbeddedAgain(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	e := fastOllama(t, srv, "all-minilm")
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	c := openCache(t)
+	start(t, conn, e, fastConfig(c))
+
+	index(t, idx, 1, upsert("guide.md", guide))
+	var rec events.VectorRecord
+	bustest.Eventually(t, 10*time.Second, "vectors of guide.md", func() bool {
+		var ok bool
+		rec, ok = vectors(t, conn, e.ModelID(), "guide.md")
+		return ok
+	})
+	d, _ := doc(t, conn, "guide.md")
+	if len(d.Chunks) < 3 || len(rec.Chunks) != len(d.Chunks) {
+		t.Fatalf("%d vectors for %d chunks", len(rec.Chunks), len(d.Chunks))
+	}
+	if rec.SHA256 != d.SHA256 || rec.SourceSeq != 1 || rec.Dimensions != dims || rec.Model != "ollama:all-minilm" {
+		t.Fatalf("record identity: %+v", rec)
+	}
+	for i, cv := range rec.Chunks {
+		if cv.StartLine != d.Chunks[i].StartLine || cv.EndLine != d.Chunks[i].EndLine {
+			t.Errorf("chunk %d lines %d-%d, doc chunk %d-%d", i, cv.StartLine, cv.EndLine, d.Chunks[i].StartLine, d.Chunks[i].EndLine)
+		}
+		if v, err := events.DecodeVector(cv.Vector); err != nil || len(v) != dims {
+			t.Errorf("chunk %d vector: %v %v", i, v, err)
+		}
+	}
+	if !slices.ContainsFunc(srv.Inputs(), func(s string) bool { return strings.HasPrefix(s, "Auth > Login\n## Login\n") }) {
+		t.Fatalf("texts embedded lack the heading path: %q", srv.Inputs())
+	}
+	first := len(srv.Inputs())
+
+	// One section changes: only its chunk is embedded again.
+	index(t, idx, 2, upsert("guide.md", strings.Replace(guide, "an hour", "a day", 1)))
+	// A copy of the file: nothing is embedded at all.
+	index(t, idx, 3, upsert("copy.md", guide))
+	bustest.Eventually(t, 10*time.Second, "vectors of the new version and the copy", func() bool {
+		rec, ok := vectors(t, conn, e.ModelID(), "guide.md")
+		_, copied := vectors(t, conn, e.ModelID(), "copy.md")
+		return ok && rec.SourceSeq == 2 && copied
+	})
+	if got := srv.Inputs()[first:]; len(got) != 1 || !strings.Contains(got[0], "a day") {
+		t.Fatalf("embedded again: %q; want only the changed chunk", got)
+	}
+	if s := c.Stats(); s.Hits == 0 {
+		t.Fatalf("cache stats %+v", s)
+	}
+}
+
+func TestDeletionAndSkipRemoveVectors(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	e := fastOllama(t, srv, "all-minilm")
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	w := start(t, conn, e, fastConfig(openCache(t)))
+
+	index(t, idx, 1, upsert("a.md", guide))
+	index(t, idx, 2, upsert("b.md", "# B\nbee\n"))
+	bustest.Eventually(t, 10*time.Second, "vectors", func() bool {
+		_, a := vectors(t, conn, e.ModelID(), "a.md")
+		_, b := vectors(t, conn, e.ModelID(), "b.md")
+		return a && b
+	})
+	index(t, idx, 3, events.FileDeleted{Repo: "r", Path: "a.md"})
+	index(t, idx, 4, events.FileSkipped{Repo: "r", Path: "b.md", Size: 9 << 20, Reason: events.SkipTooLarge})
+	bustest.Eventually(t, 10*time.Second, "vectors removed", func() bool {
+		_, a := vectors(t, conn, e.ModelID(), "a.md")
+		_, b := vectors(t, conn, e.ModelID(), "b.md")
+		return !a && !b
+	})
+	if w.Stats().Removed != 2 {
+		t.Fatalf("stats %+v", w.Stats())
+	}
+}
+
+func TestRequestForAnotherModelIsDropped(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	e := fastOllama(t, srv, "all-minilm")
+	// The indexer still asks for the old model's vectors.
+	idx := indexer.New(conn, indexer.Config{EmbedModel: "ollama:old-model"}, nil)
+	w := start(t, conn, e, fastConfig(openCache(t)))
+
+	index(t, idx, 1, upsert("a.md", guide))
+	bustest.Eventually(t, 10*time.Second, "stale request dropped and acked", func() bool {
+		return w.Stats().Stale == 1 && backlog(t, conn, e.ModelID()).Pending == 0
+	})
+	if _, ok := vectors(t, conn, "ollama:old-model", "a.md"); ok {
+		t.Fatal("vectors written for the old model")
+	}
+	if _, ok := vectors(t, conn, e.ModelID(), "a.md"); ok {
+		t.Fatal("a stale request was embedded with this model")
+	}
+	if n := srv.Requests("/api/embed"); n != 0 {
+		t.Fatalf("%d embed calls for a stale request", n)
+	}
+}
+
+func TestOllamaOutageLeavesIndexingAloneAndDrainsOnRecovery(t *testing.T) {
+	faults := []struct {
+		name string
+		b    ollamatest.Behaviour
+	}{
+		{"down", ollamatest.Behaviour{Mode: ollamatest.DropConnection}},
+		{"500", ollamatest.Behaviour{Mode: ollamatest.ServerError}},
+		{"429", ollamatest.Behaviour{Mode: ollamatest.RateLimited, RetryAfter: time.Second}},
+		{"slow", ollamatest.Behaviour{Mode: ollamatest.Slow, Delay: 10 * time.Second}},
+	}
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			conn, _ := bustest.Start(t, bus.Settings{})
+			srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+			srv.SetBehaviour(f.b)
+			e := fastOllama(t, srv, "all-minilm")
+			ctx, cancel := context.WithCancel(context.Background())
+			idxDone := make(chan error, 1)
+			go func() { idxDone <- indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil).Run(ctx) }()
+			defer func() {
+				cancel()
+				if err := <-idxDone; err != nil {
+					t.Error(err)
+				}
+			}()
+			start(t, conn, e, fastConfig(openCache(t)))
+
+			const n = 6
+			for i := range n {
+				ev := upsert(fmt.Sprintf("d%d.md", i), fmt.Sprintf("# Doc %d\nabout thing %d\n", i, i))
+				if _, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), events.FileUpsertedMsgID(ev.Repo, ev.Path, ev.SHA256, ev.ModTime), ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bustest.Eventually(t, 15*time.Second, "every doc record stored while the model is out", func() bool {
+				for i := range n {
+					if _, ok := doc(t, conn, fmt.Sprintf("d%d.md", i)); !ok {
+						return false
+					}
+				}
+				return true
+			})
+			bustest.Eventually(t, 15*time.Second, "breaker open", func() bool { return e.BreakerState() == resilience.Open })
+			rep := backlog(t, conn, e.ModelID())
+			if rep.Pending == 0 || rep.Vectors != 0 || rep.Docs != n {
+				t.Fatalf("backlog during the outage: %+v", rep)
+			}
+
+			srv.SetMode(ollamatest.Healthy)
+			bustest.Eventually(t, 20*time.Second, "vectors after recovery and an empty backlog", func() bool {
+				rep := backlog(t, conn, e.ModelID())
+				return rep.Vectors == n && rep.Pending == 0
+			})
+		})
+	}
+}
+
+func TestModelSwitchReembedsInTheBackground(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	old := fastOllama(t, srv, "old-model")
+	idx := indexer.New(conn, indexer.Config{EmbedModel: old.ModelID()}, nil)
+	c := openCache(t)
+	oldCtx, stopOld := context.WithCancel(context.Background())
+	ow, err := New(conn, old, fastConfig(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldDone := make(chan error, 1)
+	go func() { oldDone <- ow.Run(oldCtx) }()
+
+	paths := []string{"a.md", "b.md", "c.md"}
+	for i, p := range paths {
+		index(t, idx, uint64(i+1), upsert(p, fmt.Sprintf("# %s\ncontent of %s\n", p, p)))
+	}
+	index(t, idx, 4, upsert("gone.md", "# Gone\n"))
+	bustest.Eventually(t, 10*time.Second, "old model's vectors", func() bool {
+		return backlog(t, conn, old.ModelID()).Vectors == 4
+	})
+	stopOld()
+	if err := <-oldDone; err != nil {
+		t.Fatal(err)
+	}
+	// While no worker runs, a file goes: its old-model deletion request
+	// waits, and the new model must not keep vectors for it.
+	index(t, idx, 5, events.FileDeleted{Repo: "r", Path: "gone.md"})
+	kv, _ := conn.JS.KeyValue(context.Background(), events.VectorsBucket)
+	stray := events.VectorRecord{Repo: "r", Path: "gone.md", Model: "ollama:new-model", Dimensions: dims, SHA256: strings.Repeat("a", 64), SourceSeq: 4,
+		Chunks: []events.ChunkVector{{StartLine: 1, EndLine: 1, Vector: events.EncodeVector(make([]float32, dims))}}}
+	data, _ := events.Encode(stray)
+	if _, err := kv.Put(context.Background(), events.VectorKey(stray.Model, "r", "gone.md"), data); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := fastConfig(c)
+	cfg.ReconcileEvery = time.Hour // the pass at start is the one tested
+	neu := fastOllama(t, srv, "new-model")
+	nw := start(t, conn, neu, cfg)
+	bustest.Eventually(t, 15*time.Second, "new model's vectors for every indexed doc", func() bool {
+		for _, p := range paths {
+			if _, ok := vectors(t, conn, neu.ModelID(), p); !ok {
+				return false
+			}
+		}
+		_, stale := vectors(t, conn, neu.ModelID(), "gone.md")
+		return !stale
+	})
+	for _, p := range paths {
+		if _, ok := vectors(t, conn, old.ModelID(), p); !ok {
+			t.Errorf("old model's vectors of %s were removed; an edge querying with it still uses them", p)
+		}
+		if _, ok := doc(t, conn, p); !ok {
+			t.Errorf("doc record %s gone", p)
+		}
+	}
+	bustest.Eventually(t, 10*time.Second, "backlog drained, stale old-model requests dropped", func() bool {
+		return backlog(t, conn, neu.ModelID()).Pending == 0
+	})
+	if nw.Stats().Stale == 0 {
+		t.Fatalf("stats %+v: the old model's deletion request should have been dropped", nw.Stats())
+	}
+
+	// A second reconcile finds nothing to do.
+	r, err := nw.Reconcile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Docs != 3 || r.Vectors != 3 || r.Requested != 0 || r.Removals != 0 {
+		t.Fatalf("second reconcile: %+v", r)
+	}
+}
