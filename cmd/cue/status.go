@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -40,7 +41,13 @@ func cmdStatus(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	rep, err := status.Collect(ctx, conn.JS)
+	// The backlog is reported for the model this workspace embeds with; a
+	// config that does not load leaves status to name the model it finds.
+	var opts status.Options
+	if cfg, err := ws.LoadConfig(); err == nil {
+		opts.EmbedModel, _ = provider.ModelID(cfg.Embed.Model)
+	}
+	rep, err := status.CollectWith(ctx, conn.JS, opts)
 	if err != nil {
 		return err
 	}

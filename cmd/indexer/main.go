@@ -1,5 +1,8 @@
 // Command indexer runs indexer workers against a NATS cluster: file events
-// in, DocRecords out into the cue_docs bucket. Run any number of them.
+// in, DocRecords out into the cue_docs bucket. With an embedding model it
+// asks for each record's vectors and, unless told not to, runs embed
+// workers beside, which write them into cue_vectors. Run any number of
+// them.
 package main
 
 import (
@@ -10,6 +13,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cuedeck/cuedeck/internal/embed/cache"
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
+	"github.com/cuedeck/cuedeck/internal/embedworker"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/role"
 )
@@ -25,10 +33,18 @@ func run() error {
 	fs := flag.NewFlagSet("indexer", flag.ExitOnError)
 	rf := role.Register(fs)
 	concurrency := fs.Int("concurrency", 4, "files indexed at once")
+	embedModel := fs.String("embed-model", envOr("CUE_EMBED_MODEL", provider.Builtin), `embedding model: "builtin", "ollama:<model>" or "none" (env CUE_EMBED_MODEL)`)
+	ollamaHost := fs.String("ollama-host", "", "Ollama server for ollama: models (default OLLAMA_HOST, else http://127.0.0.1:11434)")
+	embedWorkers := fs.Int("embed-workers", 2, "embed requests handled at once in this process; 0 runs no embed worker (another process does)")
+	embedCache := fs.String("embed-cache", os.Getenv("CUE_EMBED_CACHE"), "Badger directory caching vectors across restarts (env CUE_EMBED_CACHE; empty: no cache)")
 	fs.Parse(os.Args[1:])
 	log, err := rf.Logger("indexer")
 	if err != nil {
 		return err
+	}
+	emb, err := provider.Open(*embedModel, provider.Config{OllamaHost: *ollamaHost, Logger: log})
+	if err != nil {
+		return fmt.Errorf("--embed-model: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -36,9 +52,40 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	// Shutdown order: the worker drains its consumer (Run returns once
-	// in-flight files are written and acked), then the connection closes.
+	// Shutdown order: the workers drain their consumers (Run returns once
+	// in-flight messages are written and acked), the vector cache closes,
+	// then the connection.
 	defer conn.Close()
-	log.Info("indexer running", "nats", rf.NATSURL, "concurrency", *concurrency)
-	return indexer.New(conn, indexer.Config{Concurrency: *concurrency}, log).Run(ctx)
+
+	cfg := indexer.Config{Concurrency: *concurrency}
+	g, gctx := errgroup.WithContext(ctx)
+	if emb != nil {
+		cfg.EmbedModel = emb.ModelID()
+		if *embedWorkers > 0 {
+			ecfg := embedworker.Config{Concurrency: *embedWorkers}
+			if *embedCache != "" {
+				vc, err := cache.Open(*embedCache, log)
+				if err != nil {
+					return err
+				}
+				defer vc.Close()
+				ecfg.Cache = vc
+			}
+			ew, err := embedworker.New(conn, emb, ecfg, log)
+			if err != nil {
+				return err
+			}
+			g.Go(func() error { return ew.Run(gctx) })
+		}
+	}
+	log.Info("indexer running", "nats", rf.NATSURL, "concurrency", *concurrency, "embed_model", cfg.EmbedModel, "embed_workers", *embedWorkers)
+	g.Go(func() error { return indexer.New(conn, cfg, log).Run(gctx) })
+	return g.Wait()
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }

@@ -1,6 +1,7 @@
 // Package daemon composes every CueDeck role in one process for a laptop:
 // an embedded NATS server (or a configured cluster), ingest, indexer, the
-// edge materialiser with its MCP HTTP endpoint and NATS query service. The
+// embed worker of the configured model, the edge materialiser with its MCP
+// HTTP endpoint and NATS query service. The
 // roles talk through JetStream exactly as separate processes would. `cue up`
 // runs it; `cue mcp` starts it in the background when none runs.
 package daemon
@@ -16,6 +17,9 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/edge"
+	"github.com/cuedeck/cuedeck/internal/embed/cache"
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
+	"github.com/cuedeck/cuedeck/internal/embedworker"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
@@ -105,7 +109,35 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	idx := indexer.New(conn, indexer.Config{}, log)
+	// Embeddings trail indexing: the indexer asks the embed worker for the
+	// vectors of each record it stores, unless the model is "none".
+	emb, err := provider.Open(cfg.Embed.Model, provider.Config{OllamaHost: cfg.Embed.OllamaHost, Logger: log.With("role", "embedder")})
+	if err != nil {
+		return fmt.Errorf("config [embed] model: %w", err)
+	}
+	var embedder *embedworker.Service
+	if emb != nil {
+		vc, err := cache.Open(ws.StateDir("embed"), log)
+		if err != nil {
+			return err
+		}
+		// After the embed worker has drained (g.Wait returns first), and
+		// before the NATS connection closes.
+		defer func() {
+			if err := vc.Close(); err != nil {
+				log.Warn("closing the vector cache", "err", err)
+			}
+			log.Info("stopped", "component", "vector-cache")
+		}()
+		if embedder, err = embedworker.New(conn, emb, embedworker.Config{Cache: vc}, log); err != nil {
+			return err
+		}
+	}
+	idxCfg := indexer.Config{}
+	if embedder != nil {
+		idxCfg.EmbedModel = embedder.Model()
+	}
+	idx := indexer.New(conn, idxCfg, log)
 	mat, err := edge.OpenOn(ctx, conn.JS, ws.StateDir("edge"), log.With("role", "edge"))
 	if err != nil {
 		return err
@@ -125,9 +157,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	mcpSrv := mcpserver.New(edg, mcpserver.Options{Logger: log.With("role", "mcp")})
 
 	// Started in this order, stopped in reverse: ingest stops watching
-	// first, the indexer drains its consumer, then the query endpoints
-	// close, then the edge syncs and closes its Badger. The NATS
-	// connection and the embedded server close last (deferred above).
+	// first, the indexer drains its consumer, then the embed worker drains
+	// its own, then the query endpoints close, then the edge syncs and
+	// closes its Badger. The vector cache, the NATS connection and the
+	// embedded server close last (deferred above).
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	queryReady := make(chan struct{})
@@ -138,6 +171,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		g.Start("mcp-http", func(ctx context.Context) error {
 			return mcpserver.ServeListener(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}))
 		})
+	}
+	if embedder != nil {
+		g.Start("embedder", embedder.Run)
 	}
 	g.Start("indexer", idx.Run)
 	g.Start("ingest", ing.Run)

@@ -18,6 +18,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // node is a daemon running in-process on a temp workspace, and a client of
@@ -274,4 +275,47 @@ func BenchmarkSaveToFindable(b *testing.B) {
 	}
 	b.StopTimer()
 	reportLatency(b, lat)
+}
+
+func TestEmbeddingsTrailIndexingWithTheBuiltinModel(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "docs/guide.md", "# Guide\n\n## Mooring\n\nHow to moor a zeppelin.\n")
+	write(t, root, "notes.md", "# Notes\n\nShort ones.\n")
+	n := startNode(t, root, nil)
+	var rep status.Report
+	bustest.Eventually(t, 60*time.Second, "every document embedded", func() bool {
+		var err error
+		rep, err = status.CollectWith(context.Background(), n.conn.JS, status.Options{EmbedModel: "builtin:use-lite"})
+		if err != nil || rep.Embeddings == nil {
+			return false
+		}
+		e := rep.Embeddings
+		return e.Docs == 2 && e.Vectors == 2 && e.Pending == 0
+	})
+	kv, err := n.conn.JS.KeyValue(context.Background(), events.VectorsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := kv.Get(context.Background(), events.VectorKey("builtin:use-lite", n.info.Repo, "docs/guide.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := events.DecodeVectorRecord(entry.Value())
+	if err != nil || rec.Dimensions != 512 || len(rec.Chunks) == 0 {
+		t.Fatalf("vector record: %+v, %v", rec, err)
+	}
+}
+
+func TestNoEmbeddingsWithModelNone(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "a.md", "# Alpha quokka\n")
+	n := startNode(t, root, func(c *workspace.Config) { c.Embed.Model = "none" })
+	bustest.Eventually(t, 30*time.Second, "indexed", func() bool { return n.finds(t, "quokka", "a.md") })
+	rep, err := status.Collect(context.Background(), n.conn.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rep.Embeddings; e == nil || e.Pending != 0 || len(e.ByModel) != 0 {
+		t.Fatalf("embeddings with model none: %+v", e)
+	}
 }

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -21,6 +23,19 @@ type Config struct {
 	NATS      NATSConfig      `toml:"nats"`
 	MCP       MCPConfig       `toml:"mcp"`
 	Scene     SceneConfig     `toml:"scene"`
+	Embed     EmbedConfig     `toml:"embed"`
+}
+
+// EmbedConfig chooses the embedding model for semantic search. Keyword
+// search works whatever it says.
+type EmbedConfig struct {
+	// Model is "builtin" (the default: built into the binary, no setup),
+	// "ollama:<model>" (e.g. "ollama:all-minilm") or "none" (keyword
+	// search only).
+	Model string `toml:"model"`
+	// OllamaHost is the Ollama server for "ollama:" models; empty:
+	// OLLAMA_HOST, else http://127.0.0.1:11434.
+	OllamaHost string `toml:"ollama_host"`
 }
 
 // WorkspaceConfig names the workspace's own repository.
@@ -119,6 +134,9 @@ func (c *Config) SetDefaults(root string) {
 	if c.Scene.TokenLimit == 0 {
 		c.Scene.TokenLimit = 32000
 	}
+	if strings.TrimSpace(c.Embed.Model) == "" {
+		c.Embed.Model = provider.Builtin
+	}
 	for i := range c.Repos {
 		if c.Repos[i].Path != "" && !filepath.IsAbs(c.Repos[i].Path) {
 			c.Repos[i].Path = filepath.Join(root, c.Repos[i].Path)
@@ -149,6 +167,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Ingest.InlineBytes > c.Ingest.MaxFileBytes {
 		return fmt.Errorf("config [ingest] inline_bytes (%d) exceeds max_file_bytes (%d)", c.Ingest.InlineBytes, c.Ingest.MaxFileBytes)
+	}
+	if _, err := provider.ModelID(c.Embed.Model); err != nil {
+		return fmt.Errorf("config [embed] model: %w", err)
 	}
 	if c.Ingest.InlineBytes > 1<<20 {
 		return fmt.Errorf("config [ingest] inline_bytes %d: at most 1 MiB travels inline (NATS payload limit); larger files go through the object store anyway", c.Ingest.InlineBytes)
@@ -221,5 +242,13 @@ http_addr = "127.0.0.1:0"
 
 [scene]
 token_limit = 32000
+
+[embed]
+# Embedding model for semantic search: "builtin" (no setup), "ollama:<model>"
+# (e.g. "ollama:all-minilm") or "none" (keyword search only). Keyword search
+# never waits for embeddings; `+"`cue status`"+` shows how far they trail.
+model = "builtin"
+# Ollama server for "ollama:" models; empty: OLLAMA_HOST or 127.0.0.1:11434.
+ollama_host = ""
 `, events.RepoNameFrom(dirName))
 }

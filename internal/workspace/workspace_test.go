@@ -43,7 +43,7 @@ func TestInitIsIdempotentAndKeepsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the default config must load: %v", err)
 	}
-	if c.Ingest.Debounce.Duration.String() != "500ms" || !*c.NATS.SyncAlways {
+	if c.Ingest.Debounce.Duration.String() != "500ms" || !*c.NATS.SyncAlways || c.Embed.Model != "builtin" {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -55,6 +55,7 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		"[workspace]\nnmae = \"x\"\n":                "unknown key",
 		"[workspace]\nname = \"has space\"\n":        "invalid repo name",
 		"[[repos]]\nname = \"x\"\npath = \"nope\"\n": "not a directory",
+		"[embed]\nmodel = \"openai\"\n":              "[embed] model",
 	} {
 		root := t.TempDir()
 		w := &Workspace{Root: root}
@@ -63,6 +64,25 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		_, err := w.LoadConfig()
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("config %q: error %v, want mention of %q", body, err, want)
+		}
+	}
+}
+
+func TestEmbedConfig(t *testing.T) {
+	for body, want := range map[string]string{
+		"":                            "builtin",
+		"[embed]\nmodel = \"none\"\n": "none",
+		"[embed]\nmodel = \"ollama:all-minilm\"\nollama_host = \"gpu:11434\"\n": "ollama:all-minilm",
+	} {
+		root := t.TempDir()
+		w := &Workspace{Root: root}
+		os.MkdirAll(w.Path(MetaDir), 0o755)
+		os.WriteFile(w.Path(ConfigFile), []byte(body), 0o644)
+		c, err := w.LoadConfig()
+		if err != nil {
+			t.Errorf("config %q: %v", body, err)
+		} else if c.Embed.Model != want {
+			t.Errorf("config %q: model %q, want %q", body, c.Embed.Model, want)
 		}
 	}
 }
