@@ -122,3 +122,46 @@ func TestBlobContentIsEmbeddedAndAMissingBlobIsPermanent(t *testing.T) {
 		t.Fatalf("missing blob: err = %v, want a permanent error (dead letter)", err)
 	}
 }
+
+func TestConcurrentReconcilersPublishEachRequestOnce(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	idx := indexer.New(conn, indexer.Config{}, nil) // no requests of its own
+	for i := range 5 {
+		index(t, idx, uint64(i+1), upsert(fmt.Sprintf("d%d.md", i), fmt.Sprintf("# D%d\n", i)))
+	}
+	var ws []*Service
+	for range 3 {
+		w, err := New(conn, fastOllama(t, srv, "all-minilm"), fastConfig(nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	errs := make(chan error, len(ws))
+	for _, w := range ws {
+		go func() {
+			r, err := w.Reconcile(context.Background())
+			if err == nil && (r.Docs != 5 || r.Requested != 5) {
+				err = fmt.Errorf("reconcile: %+v", r)
+			}
+			errs <- err
+		}()
+	}
+	for range ws {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := conn.JS.Stream(context.Background(), events.EmbedStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 5 {
+		t.Fatalf("%d requests queued by three reconcilers, want 5", info.State.Msgs)
+	}
+}
