@@ -141,7 +141,10 @@ func (m *Materialiser) dependentsLocked(subject string) []graphHit {
 		var g *graphHit
 		for _, l := range d.rec.Links {
 			for _, t := range linkTargets(d, l) {
-				if t == d.rec.Path || !namesSubject(t, subject) {
+				// A link into a directory's file links to the directory
+				// (a package) too; an import names a package already.
+				inDir := l.Kind != "import" && namesSubject(path.Dir(t), subject)
+				if t == d.rec.Path || !namesSubject(t, subject) && !inDir {
 					continue
 				}
 				if g == nil {
