@@ -25,7 +25,7 @@ type topics struct {
 }
 
 var topicWords = [][]string{
-	{"sign", "login", "credentials", "session"}, // 0: signing in
+	{"sign", "login", "credentials", "session"},  // 0: signing in
 	{"release", "production", "ship", "rollout"}, // 1: deploying
 	{"failure", "error", "codes", "status"},      // 2: errors
 	{"refresh", "rotate", "renew"},               // 3: refreshing
