@@ -98,7 +98,7 @@ type graphHit struct {
 // linkTargets are the names a link's target goes by: as written and, for
 // a relative markdown link, resolved against the linking file's
 // directory; an @doc reference also with ".md". External links have none.
-func linkTargets(from *doc, l events.Link) []string {
+func linkTargets(from string, l events.Link) []string {
 	t := strings.TrimPrefix(l.Target, "./")
 	switch l.Kind {
 	case "external":
@@ -110,7 +110,7 @@ func linkTargets(from *doc, l events.Link) []string {
 		if strings.HasPrefix(t, "/") {
 			return []string{strings.TrimPrefix(t, "/")}
 		}
-		return []string{t, path.Join(path.Dir(from.rec.Path), t)}
+		return []string{t, path.Join(path.Dir(from), t)}
 	case "ref":
 		if !strings.HasSuffix(t, ".md") {
 			return []string{t, t + ".md"}
@@ -139,8 +139,8 @@ func (m *Materialiser) dependentsLocked(subject string) []graphHit {
 	var hits []graphHit
 	for _, d := range m.docs {
 		var g *graphHit
-		for _, l := range d.rec.Links {
-			for _, t := range linkTargets(d, l) {
+		for li, l := range d.rec.Links {
+			for _, t := range d.targets[li] {
 				// A link into a directory's file links to the directory
 				// (a package) too; an import names a package already.
 				inDir := l.Kind != "import" && namesSubject(path.Dir(t), subject)
@@ -208,14 +208,14 @@ func (m *Materialiser) dependenciesLocked(subject string) []graphHit {
 		hits = append(hits, graphHit{d: d, score: 1, relation: verb + from.rec.Path + " as " + l.Target})
 	}
 	for _, s := range subjects {
-		for _, l := range s.rec.Links {
+		for i, l := range s.rec.Links {
 			if l.Kind == "import" {
 				if d := packageDoc(byDir, l.Target); d != nil {
 					add(d, s, l)
 				}
 				continue
 			}
-			for _, t := range linkTargets(s, l) {
+			for _, t := range s.targets[i] {
 				if keys := m.byPath[path.Clean(t)]; len(keys) > 0 {
 					add(m.docs[keys[0]], s, l)
 					break

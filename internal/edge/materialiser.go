@@ -112,6 +112,9 @@ type doc struct {
 	rec      events.DocRecord
 	inMemory bool
 	anchors  []string
+	// targets are the names of each link's target (linkTargets), for the
+	// graph route.
+	targets [][]string
 	// trimmedTokens caches tokens.Count of the trimmed content plus one
 	// (0: not counted yet); counting costs far more than serving.
 	trimmedTokens atomic.Int64
@@ -565,6 +568,12 @@ func (m *Materialiser) publish(changes []Change, undecodable int) {
 // memDoc is the in-memory form of d; large contents stay in the store only.
 func (m *Materialiser) memDoc(d Doc) *doc {
 	md := &doc{key: d.Key, rev: d.Rev, rec: d.Record, anchors: topAnchors(d.Record.Headings, 3)}
+	if len(d.Record.Links) > 0 {
+		md.targets = make([][]string, len(d.Record.Links))
+		for i, l := range d.Record.Links {
+			md.targets[i] = linkTargets(d.Record.Path, l)
+		}
+	}
 	md.inMemory = len(d.Record.Content) <= m.cfg.MaxContentInMemory
 	if !md.inMemory {
 		md.rec.Content = ""
