@@ -101,8 +101,8 @@ func largeCorpus(n int) []events.DocRecord {
 // benchmark without the cost of embedding the query.
 type fixedEmbedder struct{ v []float32 }
 
-func (fixedEmbedder) ModelID() string  { return "bench:random" }
-func (fixedEmbedder) Dimensions() int  { return benchDims }
+func (fixedEmbedder) ModelID() string { return "bench:random" }
+func (fixedEmbedder) Dimensions() int { return benchDims }
 func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i := range out {
