@@ -1,6 +1,8 @@
 // Command mcp-edge materialises the cue_docs bucket into a local store and
 // answers agents: MCP over Streamable HTTP and the same tools over NATS
 // request/reply. Run any number; each rebuilds from JetStream.
+// --embed-model (CUE_EMBED_MODEL) picks the model of semantic search:
+// builtin (default) or none for keyword search only.
 package main
 
 import (

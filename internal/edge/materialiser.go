@@ -98,10 +98,11 @@ type Status struct {
 	// Model is the embedding model whose vectors the edge follows, ""
 	// when it has none; VectorDocs counts the documents whose current
 	// content has vectors, VectorRevision is the last applied cue_vectors
-	// revision.
+	// revision. VectorBytes estimates the vector index's memory.
 	Model          string
 	VectorDocs     int
 	VectorRevision uint64
+	VectorBytes    int
 }
 
 // doc is a materialised document in memory.
@@ -664,6 +665,7 @@ func (m *Materialiser) Status() Status {
 	st := Status{Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable, Model: m.model, VectorRevision: m.vrev}
 	if m.vindex != nil {
 		st.VectorDocs = m.vindex.Len()
+		st.VectorBytes = m.vindex.Bytes()
 	}
 	return st
 }

@@ -298,12 +298,18 @@ func TestDeletedDocsVectorsAreGone(t *testing.T) {
 			t.Fatalf("stale vectors used: %+v", hit)
 		}
 	}
+	// Back to the embedded content: its vectors apply again.
+	r.wait(h.put(docs[0]))
+	hits = r.search(map[string]any{"query": "session login", "mode": "semantic"})
+	if hits[0].Path != "docs/auth.md" || hits[0].Section.LineRange != (tools.LineRange{Start: 5, End: 9}) {
+		t.Fatalf("reverted: %+v", hits[0])
+	}
+	r.wait(h.put(changed))
 	r.waitVectors(h.putVectors(testModel, changed, chunkSpec{1, 3, "sign login"}))
 	hits = r.search(map[string]any{"query": "session login", "mode": "semantic"})
 	if hits[0].Path != "docs/auth.md" || hits[0].Section.LineRange != (tools.LineRange{Start: 1, End: 3}) {
 		t.Fatalf("new vectors: %+v", hits[0])
 	}
-	_ = docs
 }
 
 func TestVectorsSurviveRestart(t *testing.T) {

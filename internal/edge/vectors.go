@@ -15,12 +15,12 @@ import (
 // the vector index only while the document's current content has that
 // SHA-256, so a semantic hit never names a line range of other content.
 // Vectors that wait for their content (the vector record arrived before
-// the DocRecord) keep their chunks here; vectors whose document moved on
-// are dropped from memory, since the embed workers write new ones.
+// the DocRecord) or whose document moved on keep their chunks here until
+// the embed workers replace them.
 type vecState struct {
 	sha     string
 	indexed bool
-	chunks  []vector.Chunk // waiting vectors; nil once indexed or stale
+	chunks  []vector.Chunk // vectors not in the index; nil while indexed
 }
 
 // rebuildVectors loads the model's stored vectors at open.
@@ -63,6 +63,7 @@ func (m *Materialiser) syncVectorsLocked(key string) {
 		}
 		vs.indexed, vs.chunks = true, nil
 	case !current && vs.indexed:
+		vs.chunks, _ = m.vindex.Get(key)
 		m.vindex.Delete(key)
 		vs.indexed = false
 	}

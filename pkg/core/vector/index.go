@@ -169,6 +169,24 @@ func (ix *Index) maybeCompactLocked() {
 	ix.slab, ix.owner, ix.lines, ix.dead = slab, owner, lines, 0
 }
 
+// Get returns a copy of id's chunks; ok is false when id has none.
+func (ix *Index) Get(id string) (chunks []Chunk, ok bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	slot, ok := ix.byID[id]
+	if !ok {
+		return nil, false
+	}
+	d := ix.docs[slot]
+	flat := slices.Clone(ix.slab[d.first*ix.dims : (d.first+d.n)*ix.dims])
+	chunks = make([]Chunk, d.n)
+	for i := range chunks {
+		l := ix.lines[d.first+i]
+		chunks[i] = Chunk{StartLine: int(l.start), EndLine: int(l.end), Vector: flat[i*ix.dims : (i+1)*ix.dims : (i+1)*ix.dims]}
+	}
+	return chunks, true
+}
+
 // Len is the number of documents.
 func (ix *Index) Len() int {
 	ix.mu.RLock()

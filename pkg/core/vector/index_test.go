@@ -135,8 +135,15 @@ func TestBestChunkLineRange(t *testing.T) {
 	if h := ix.Search([]float32{0, 1, 0}, 5, func(id string) bool { return id == "b" }); len(h) != 1 || h[0].ID != "b" {
 		t.Fatalf("allow: %+v", h)
 	}
+	got, ok := ix.Get("a")
+	if !ok || len(got) != 2 || got[1].StartLine != 3 || got[1].Vector[0] != 1 {
+		t.Fatalf("Get: %+v", got)
+	}
 	ix.Delete("a")
 	ix.Delete("missing")
+	if _, ok := ix.Get("a"); ok {
+		t.Fatal("Get after Delete")
+	}
 	if h := ix.Search([]float32{0, 1, 0}, 5, nil); len(h) != 1 || h[0].ID != "b" {
 		t.Fatalf("after delete %+v", h)
 	}
