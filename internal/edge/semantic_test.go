@@ -317,17 +317,20 @@ func TestVectorsSurviveRestart(t *testing.T) {
 	h, r, _ := semanticFixture(t, dir)
 	vrev := r.m.VectorRevision()
 	r.stop()
-	m, err := Open(Config{Dir: dir, Docs: h.kv, Vectors: h.vkv, Embedder: h.emb, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	if st := m.Status(); st.VectorDocs != 3 || st.VectorRevision != vrev {
+	// Open rebuilds the vectors from the store before any watch runs.
+	r = h.start(dir)
+	if st := r.m.Status(); st.VectorDocs != 3 || st.VectorRevision < vrev || st.VectorBytes <= 0 {
 		t.Fatalf("after reopen: %+v, want 3 docs at revision %d", st, vrev)
 	}
-	hits := must(New(m, nil).Call(context.Background(), tools.ReadContext, []byte(`{"query":"production","mode":"semantic"}`)))
-	if !strings.Contains(string(hits), `"docs/deploy.md"`) {
-		t.Fatalf("%s", hits)
+	hits := r.search(map[string]any{"query": "production", "mode": "semantic"})
+	if len(hits) == 0 || hits[0].Path != "docs/deploy.md" {
+		t.Fatalf("after reopen: %v", paths(hits))
+	}
+	// The watch resumes after the mark: a new record is applied.
+	r.waitVectors(h.putVectors(testModel, fixtureDocs()[3], chunkSpec{1, 4, "production failure"}))
+	hits = r.search(map[string]any{"query": "production failure", "mode": "semantic"})
+	if len(hits) == 0 || hits[0].Path != "src/auth.go" || r.m.Status().VectorDocs != 4 {
+		t.Fatalf("after resume: %v", paths(hits))
 	}
 }
 

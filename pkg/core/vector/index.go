@@ -241,10 +241,14 @@ func (ix *Index) Search(query []float32, k int, allow func(id string) bool) []Hi
 			allowed[slot] = d.n > 0 && allow(d.id)
 		}
 	}
-	// Per document slot, the best row.
-	best := make([]bestRow, len(ix.docs))
+	// Per document slot, the best row; pooled, since a search is
+	// otherwise allocation-free up to its result.
+	bp := bestPool.Get().(*[]bestRow)
+	defer bestPool.Put(bp)
+	best := slices.Grow((*bp)[:0], len(ix.docs))[:len(ix.docs)]
+	*bp = best
 	for i := range best {
-		best[i].row = -1
+		best[i] = bestRow{row: -1}
 	}
 	workers := 1
 	if rows >= parallelRows {
@@ -265,6 +269,8 @@ func (ix *Index) Search(query []float32, k int, allow func(id string) bool) []Hi
 	}
 	return ix.topLocked(best, k)
 }
+
+var bestPool = sync.Pool{New: func() any { return new([]bestRow) }}
 
 type bestRow struct {
 	score float32
