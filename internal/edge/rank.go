@@ -64,7 +64,7 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, f *tools
 	for _, h := range kw {
 		inKeyword[h.ID] = true
 	}
-	qterms := queryTerms(query)
+	qterms := search.Tokenize(query)
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -204,11 +204,6 @@ func chunkHeading(d *doc, line int) string {
 	return heading
 }
 
-// queryTerms are the query's words as the keyword index splits them.
-func queryTerms(query string) []string {
-	return search.Tokenize(query)
-}
-
 // keywordSection is the section of d with the most query words: its
 // indexer chunks, else its markdown sections (from a heading to the next).
 // It is nil when the content is not in memory or no section holds a query
@@ -281,11 +276,11 @@ func termScore(words, qterms []string) int {
 	return score
 }
 
+// sharedStem reports whether a and b agree up to the last two letters of
+// the shorter, over five letters at least ("tokens"/"token",
+// "configure"/"configuration").
 func sharedStem(a, b string) bool {
 	const minStem = 5
-	if len(a) < minStem || len(b) < minStem {
-		return false
-	}
 	n := min(len(a), len(b))
 	if n < minStem {
 		return false
@@ -294,5 +289,5 @@ func sharedStem(a, b string) bool {
 	for p < n && a[p] == b[p] {
 		p++
 	}
-	return p >= minStem && (p == len(a) || p == len(b) || p >= n-2)
+	return p >= max(minStem, n-2)
 }
