@@ -1,6 +1,8 @@
 // Command mcp-edge materialises the cue_docs bucket into a local store and
 // answers agents: MCP over Streamable HTTP and the same tools over NATS
 // request/reply. Run any number; each rebuilds from JetStream.
+// --embed-model (CUE_EMBED_MODEL) picks the model of semantic search:
+// builtin (default) or none for keyword search only.
 package main
 
 import (
@@ -14,6 +16,8 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/edge"
+	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
@@ -33,7 +37,12 @@ func run() error {
 	stateDir := fs.String("state-dir", "edge-state", "directory of the edge's local store (rebuildable)")
 	httpAddr := fs.String("http", "127.0.0.1:8080", "MCP Streamable HTTP address; empty disables")
 	prefix := fs.String("query-prefix", daemon.QueryPrefix, "subject prefix of the NATS query service")
+	model := fs.String("embed-model", envOr("CUE_EMBED_MODEL", "builtin"), `model of semantic search: "builtin" (USE Lite, in the binary) or "none" (keyword only)`)
 	fs.Parse(os.Args[1:])
+	embedder, err := openEmbedder(*model)
+	if err != nil {
+		return err
+	}
 	log, err := rf.Logger("mcp-edge")
 	if err != nil {
 		return err
@@ -45,7 +54,7 @@ func run() error {
 		return err
 	}
 	defer conn.Close() // last: after the edge has closed its store
-	mat, err := edge.OpenOn(ctx, conn.JS, *stateDir, log)
+	mat, err := edge.OpenOnWith(ctx, conn.JS, *stateDir, edge.Options{Logger: log, Embedder: embedder})
 	if err != nil {
 		return err
 	}
@@ -69,4 +78,22 @@ func run() error {
 		})
 	}
 	return g.Wait()
+}
+
+// openEmbedder is the embedder --embed-model names; nil for "none".
+func openEmbedder(name string) (embed.Embedder, error) {
+	switch name {
+	case "builtin", builtin.ModelID:
+		return builtin.New(), nil
+	case "none", "":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("--embed-model %q: want builtin or none", name)
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }

@@ -55,7 +55,8 @@ const CardsDir = ".cuedeck/cards/"
 // Build derives a DocRecord from a file's content. It fills Repo, Path, Kind,
 // Language, Tokens, Lines, Title, Headings, Links, Frontmatter, Chunks and
 // Warnings; the caller sets SHA256, Size, ModTime, SourceSeq, Content and
-// IndexedAt. Build never fails: what it cannot read it reports in Warnings.
+// IndexedAt. A code file's Links are its imports (Kind LinkImport). Build
+// never fails: what it cannot read it reports in Warnings.
 // Invalid UTF-8 is replaced by U+FFFD before parsing, so line numbers and
 // chunks refer to the repaired text. Build chunks with the default
 // ChunkOptions; see BuildWith.
@@ -90,6 +91,7 @@ func BuildWith(repo, path, content string, opt ChunkOptions) events.DocRecord {
 		buildMarkdown(&rec, c)
 	case events.DocCode:
 		rec.Chunks = codeChunks(c, rec.Language)
+		rec.Links = imports(content, rec.Language)
 	default:
 		rec.Chunks = c.region(1, lines.count(), nil)
 	}

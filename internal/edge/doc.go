@@ -1,6 +1,9 @@
 // Package edge is the query side of CueDeck: it materialises the indexers'
-// DocRecords from the cue_docs bucket into a local Badger and an in-memory
-// keyword index, and answers agents' read_context and read_doc calls from
-// them. The MCP server and the NATS query service expose an Edge as a
-// tools.Caller; cmd/cue-edge and `cue up` wire it to JetStream.
+// DocRecords from the cue_docs bucket, and the chunk vectors of its
+// embedding model from cue_vectors, into a local Badger and in-memory
+// keyword and vector indexes, and answers agents' read_context (keyword,
+// semantic, hybrid, rrf, and the import and link graph for structural
+// questions) and read_doc calls from them. The MCP server and the NATS
+// query service expose an Edge as a tools.Caller; cmd/mcp-edge and
+// `cue up` wire it to JetStream.
 package edge

@@ -36,7 +36,8 @@ func TestReadContextFindsIndexedDocs(t *testing.T) {
 	}
 	top := hits[0]
 	want := tools.ContextHit{Path: "docs/auth.md", Repo: "app", Hash: events.SHA256Hex([]byte(authDoc)), Tokens: len(authDoc) / 4,
-		Anchors: []string{"Authentication", "Login Flow", "OAuth Configuration"}}
+		Anchors: []string{"Authentication", "Login Flow", "OAuth Configuration"},
+		Section: &tools.Section{Heading: "Login Flow", LineRange: tools.LineRange{Start: 5, End: 9}}, Modes: []string{"keyword"}}
 	top.Score = 0
 	if !reflect.DeepEqual(top, want) {
 		t.Fatalf("hit:\n got %+v\nwant %+v", top, want)

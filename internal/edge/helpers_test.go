@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/markdown"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -25,6 +26,10 @@ type harness struct {
 	t   testing.TB
 	kv  jetstream.KeyValue
 	obs jetstream.ObjectStore
+	// vkv is cue_vectors; emb, when set, is the embedder of edges start
+	// opens.
+	vkv jetstream.KeyValue
+	emb embed.Embedder
 }
 
 func newHarness(t testing.TB) *harness {
@@ -39,7 +44,11 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, kv: kv, obs: obs}
+	vkv, err := conn.JS.KeyValue(ctx, events.VectorsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, kv: kv, obs: obs, vkv: vkv}
 }
 
 // put writes rec under its DocKey and returns the revision.
@@ -74,7 +83,7 @@ type running struct {
 // end of the test.
 func (h *harness) start(dir string) *running {
 	h.t.Helper()
-	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Logger: testLogger(h.t)})
+	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Vectors: h.vkv, Embedder: h.emb, Logger: testLogger(h.t)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -16,7 +16,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -24,6 +26,12 @@ import (
 // uses; a jetstream.KeyValue is one.
 type DocsWatcher interface {
 	WatchAll(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error)
+}
+
+// VectorsWatcher is the part of the cue_vectors KeyValue bucket the
+// materialiser uses; a jetstream.KeyValue is one.
+type VectorsWatcher interface {
+	Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error)
 }
 
 // BlobGetter is the part of the cue_blobs object store the materialiser
@@ -42,6 +50,13 @@ type Config struct {
 	// Logger receives warnings about undecodable records and missing
 	// blobs; nil discards.
 	Logger *slog.Logger
+	// Embedder is the model of semantic search, nil for keyword search
+	// only. The materialiser follows the records of its ModelID in
+	// Vectors; the Edge embeds queries with it.
+	Embedder embed.Embedder
+	// Vectors is the cue_vectors bucket; without it (or an Embedder) the
+	// edge has no vectors and answers every mode by keyword.
+	Vectors VectorsWatcher
 	// MaxContentInMemory is the largest document whose content is kept in
 	// memory; larger ones are read from Badger on each read_doc. Default
 	// 1 MiB.
@@ -80,6 +95,14 @@ type Status struct {
 	// among them that were dropped because they did not decode.
 	Applied     uint64
 	Undecodable uint64
+	// Model is the embedding model whose vectors the edge follows, ""
+	// when it has none; VectorDocs counts the documents whose current
+	// content has vectors, VectorRevision is the last applied cue_vectors
+	// revision. VectorBytes estimates the vector index's memory.
+	Model          string
+	VectorDocs     int
+	VectorRevision uint64
+	VectorBytes    int
 }
 
 // doc is a materialised document in memory.
@@ -90,6 +113,9 @@ type doc struct {
 	rec      events.DocRecord
 	inMemory bool
 	anchors  []string
+	// targets are the names of each link's target (linkTargets), for the
+	// graph route.
+	targets [][]string
 	// trimmedTokens caches tokens.Count of the trimmed content plus one
 	// (0: not counted yet); counting costs far more than serving.
 	trimmedTokens atomic.Int64
@@ -103,6 +129,10 @@ type Materialiser struct {
 	logger *slog.Logger
 	store  *Store
 	index  *search.Index
+	// vindex holds the vectors of documents whose current content they
+	// embed; nil without an embedder. It is written only under mu.
+	vindex *vector.Index
+	model  string
 
 	mu          sync.RWMutex
 	docs        map[string]*doc
@@ -119,6 +149,10 @@ type Materialiser struct {
 	// pathsGen counts changes to the set of paths, for suggestion caches.
 	pathsGen uint64
 	running  bool
+	// vecs is the vector state of each document with a record of model;
+	// vrev the last applied cue_vectors revision.
+	vecs map[string]*vecState
+	vrev uint64
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -148,6 +182,11 @@ func Open(cfg Config) (*Materialiser, error) {
 		repos:   make(map[string]int),
 		changed: make(chan struct{}),
 		ready:   make(chan struct{}),
+		vecs:    make(map[string]*vecState),
+	}
+	if e := cfg.Embedder; e != nil {
+		m.model = e.ModelID()
+		m.vindex = vector.New(e.Dimensions())
 	}
 	if err := m.rebuild(); err != nil {
 		store.Close()
@@ -191,6 +230,9 @@ func (m *Materialiser) rebuild() error {
 		return err
 	}
 	m.rev = rev
+	if err := m.rebuildVectors(); err != nil {
+		return err
+	}
 	m.logger.Info("rebuilt the doc index from the store", "docs", len(m.docs), "revision", rev, "took", time.Since(start))
 	return nil
 }
@@ -216,7 +258,7 @@ func (m *Materialiser) Run(ctx context.Context) error {
 		return errors.Join(errors.New("edge: Config.Docs is nil: pass the cue_docs KeyValue"), m.Close())
 	}
 
-	runErr := m.follow(ctx)
+	runErr := m.followAll(ctx)
 	m.stop()
 	// Order: the watch has stopped (follow returned), so nothing writes to
 	// the store; sync and close it.
@@ -226,11 +268,51 @@ func (m *Materialiser) Run(ctx context.Context) error {
 	return runErr
 }
 
-// follow watches until ctx ends or the store fails.
-func (m *Materialiser) follow(ctx context.Context) error {
+// feed is one bucket the materialiser follows.
+type feed struct {
+	bucket string
+	open   func(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error)
+	rev    func() uint64
+	apply  func(ctx context.Context, entries []jetstream.KeyValueEntry) error
+	ready  func()
+}
+
+// followAll follows cue_docs and, with an embedder, cue_vectors, until ctx
+// ends or the store fails; a store failure of either stops both.
+func (m *Materialiser) followAll(ctx context.Context) error {
+	docs := feed{bucket: events.DocsBucket, open: m.cfg.Docs.WatchAll, rev: m.Revision, apply: m.apply, ready: m.markReady}
+	if m.vindex == nil || m.cfg.Vectors == nil {
+		return m.follow(ctx, docs)
+	}
+	vecs := feed{
+		bucket: events.VectorsBucket,
+		open: func(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+			return m.cfg.Vectors.Watch(ctx, events.VectorKeyPrefix(m.model), opts...)
+		},
+		rev:   m.VectorRevision,
+		apply: m.applyVectors,
+		ready: func() {
+			m.logger.Info("cue_vectors replay done", "model", m.model, "docs", m.Status().VectorDocs, "revision", m.VectorRevision())
+		},
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 1)
+	go func() {
+		err := m.follow(ctx, vecs)
+		cancel()
+		errs <- err
+	}()
+	err := m.follow(ctx, docs)
+	cancel()
+	return errors.Join(err, <-errs)
+}
+
+// follow watches f until ctx ends or the store fails.
+func (m *Materialiser) follow(ctx context.Context, f feed) error {
 	delay := 100 * time.Millisecond
 	for {
-		progressed, err := m.watch(ctx)
+		progressed, err := m.watch(ctx, f)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -240,7 +322,7 @@ func (m *Materialiser) follow(ctx context.Context) error {
 		if progressed {
 			delay = 100 * time.Millisecond
 		}
-		m.logger.Warn("cue_docs watch interrupted; retrying", "err", err, "revision", m.Revision(), "retry_in", delay)
+		m.logger.Warn("watch interrupted; retrying", "bucket", f.bucket, "err", err, "revision", f.rev(), "retry_in", delay)
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -259,15 +341,16 @@ var errStore = errors.New("edge: store failed")
 // maxBatch bounds how many entries share one store transaction.
 const maxBatch = 256
 
-// watch runs one KV watcher. progressed reports whether anything was applied.
-func (m *Materialiser) watch(ctx context.Context) (progressed bool, err error) {
+// watch runs one KV watcher of f. progressed reports whether anything was
+// applied.
+func (m *Materialiser) watch(ctx context.Context, f feed) (progressed bool, err error) {
 	var opts []jetstream.WatchOpt
-	if rev := m.Revision(); rev > 0 {
+	if rev := f.rev(); rev > 0 {
 		opts = append(opts, jetstream.ResumeFromRevision(rev+1))
 	}
-	w, err := m.cfg.Docs.WatchAll(ctx, opts...)
+	w, err := f.open(ctx, opts...)
 	if err != nil {
-		return false, fmt.Errorf("watch %s: %w", events.DocsBucket, err)
+		return false, fmt.Errorf("watch %s: %w", f.bucket, err)
 	}
 	defer stopWatcher(w)
 	updates := w.Updates()
@@ -282,7 +365,7 @@ func (m *Materialiser) watch(ctx context.Context) (progressed bool, err error) {
 				return progressed, errors.New("watcher closed")
 			}
 			if e == nil {
-				m.markReady()
+				f.ready()
 				continue
 			}
 			first = e
@@ -307,12 +390,12 @@ func (m *Materialiser) watch(ctx context.Context) (progressed bool, err error) {
 				break drain
 			}
 		}
-		if err := m.apply(ctx, batch); err != nil {
+		if err := f.apply(ctx, batch); err != nil {
 			return progressed, err
 		}
 		progressed = true
 		if initDone {
-			m.markReady()
+			f.ready()
 		}
 		if closed {
 			return progressed, errors.New("watcher closed")
@@ -473,6 +556,7 @@ func (m *Materialiser) publish(changes []Change, undecodable int) {
 	m.mu.Lock()
 	for i, c := range changes {
 		m.putLocked(c.Key, mem[i])
+		m.syncVectorsLocked(c.Key)
 	}
 	m.rev = changes[len(changes)-1].Rev
 	m.applied += uint64(len(changes))
@@ -485,6 +569,12 @@ func (m *Materialiser) publish(changes []Change, undecodable int) {
 // memDoc is the in-memory form of d; large contents stay in the store only.
 func (m *Materialiser) memDoc(d Doc) *doc {
 	md := &doc{key: d.Key, rev: d.Rev, rec: d.Record, anchors: topAnchors(d.Record.Headings, 3)}
+	if len(d.Record.Links) > 0 {
+		md.targets = make([][]string, len(d.Record.Links))
+		for i, l := range d.Record.Links {
+			md.targets[i] = linkTargets(d.Record.Path, l)
+		}
+	}
 	md.inMemory = len(d.Record.Content) <= m.cfg.MaxContentInMemory
 	if !md.inMemory {
 		md.rec.Content = ""
@@ -572,7 +662,12 @@ func (m *Materialiser) Status() Status {
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return Status{Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable}
+	st := Status{Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable, Model: m.model, VectorRevision: m.vrev}
+	if m.vindex != nil {
+		st.VectorDocs = m.vindex.Len()
+		st.VectorBytes = m.vindex.Bytes()
+	}
+	return st
 }
 
 // WaitRevision blocks until the cue_docs revision rev (for example one a
@@ -648,8 +743,32 @@ var errChangedUnderfoot = errors.New("edge: document changed while being read; r
 
 // OpenOn opens a Materialiser in dir that follows the cue_docs bucket and
 // reads blobs from the cue_blobs object store of js; both must exist (the
-// topology is provisioned).
+// topology is provisioned). It has no embedder: see OpenOnWith.
 func OpenOn(ctx context.Context, js jetstream.JetStream, dir string, logger *slog.Logger) (*Materialiser, error) {
+	return OpenOnWith(ctx, js, dir, Options{Logger: logger})
+}
+
+// Options are the optional parts of an edge.
+type Options struct {
+	// Logger receives the edge's logs; nil discards.
+	Logger *slog.Logger
+	// Embedder enables semantic search (see Config.Embedder); nil keeps
+	// the edge keyword-only.
+	Embedder embed.Embedder
+}
+
+// OpenOnWith is OpenOn with options: with an Embedder, the materialiser
+// also follows that model's records in the cue_vectors bucket, which must
+// then exist too.
+func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Options) (*Materialiser, error) {
+	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder}
+	if opts.Embedder != nil {
+		vecs, err := js.KeyValue(ctx, events.VectorsBucket)
+		if err != nil {
+			return nil, fmt.Errorf("edge: bucket %s: %w", events.VectorsBucket, err)
+		}
+		cfg.Vectors = vecs
+	}
 	docs, err := js.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
 		return nil, fmt.Errorf("edge: bucket %s: %w", events.DocsBucket, err)
@@ -658,5 +777,6 @@ func OpenOn(ctx context.Context, js jetstream.JetStream, dir string, logger *slo
 	if err != nil {
 		return nil, fmt.Errorf("edge: object store %s: %w", events.BlobsBucket, err)
 	}
-	return Open(Config{Dir: dir, Docs: docs, Blobs: blobs, Logger: logger})
+	cfg.Docs, cfg.Blobs = docs, blobs
+	return Open(cfg)
 }

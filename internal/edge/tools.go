@@ -11,7 +11,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/suggest"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -22,6 +24,7 @@ import (
 type Edge struct {
 	m      *Materialiser
 	logger *slog.Logger
+	emb    embed.Embedder
 
 	candMu      sync.Mutex
 	candGen     uint64
@@ -31,12 +34,13 @@ type Edge struct {
 
 var _ tools.Caller = (*Edge)(nil)
 
-// New returns an Edge answering from m. A nil logger discards.
+// New returns an Edge answering from m. A nil logger discards. The edge
+// embeds queries with m's embedder (Config.Embedder), if it has one.
 func New(m *Materialiser, logger *slog.Logger) *Edge {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Edge{m: m, logger: logger, candGen: math.MaxUint64}
+	return &Edge{m: m, logger: logger, emb: m.cfg.Embedder, candGen: math.MaxUint64}
 }
 
 // Call runs one tool. Arguments are checked against the tool's schema and
@@ -51,7 +55,7 @@ func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (jso
 	}
 	switch tool {
 	case tools.ReadContext:
-		return e.readContext(args)
+		return e.readContext(ctx, args)
 	case tools.ReadDoc:
 		return e.readDoc(args)
 	}
@@ -61,8 +65,11 @@ func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (jso
 	return nil, &tools.Error{Code: tools.CodeMethodMissing, Message: "Tool not served by this edge", Data: map[string]any{"tool": tool}}
 }
 
-// readContext is seed 002 §1.
-func (e *Edge) readContext(raw json.RawMessage) (json.RawMessage, error) {
+// readContext is seed 002 §1. A structural query ("who imports X", "what
+// calls X", "dependencies of X") is answered from the import and link
+// graph when the graph knows X; anything else is ranked in the mode asked
+// for (see rank).
+func (e *Edge) readContext(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	args, err := tools.Validate(tools.ReadContext, raw)
 	if err != nil {
 		return nil, err
@@ -71,14 +78,15 @@ func (e *Edge) readContext(raw json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(args, &a); err != nil {
 		return nil, tools.InvalidParams(tools.ReadContext, err.Error())
 	}
-	mode := searchMode(raw)
-	if mode != "keyword" {
-		// Embeddings are not built yet: semantic and hybrid are answered by
-		// the keyword index alone, and the log says so rather than
-		// pretending otherwise.
-		e.logger.Debug("semantic search is not available yet; answering with keyword search", "mode", mode)
+	if search.DefaultClassifier.Classify(a.Query) == search.IntentStructural {
+		if hits := e.m.graphHits(a.Query, a.Limit, a.Filters); len(hits) > 0 {
+			return json.Marshal(hits)
+		}
 	}
-	hits := e.m.search(a.Query, a.Limit, a.Filters)
+	hits, err := e.rank(ctx, a.Query, searchMode(raw), a.Limit, a.Filters)
+	if err != nil {
+		return nil, err
+	}
 	return json.Marshal(hits)
 }
 
@@ -108,42 +116,6 @@ func (m *Materialiser) filtered(f *tools.Filters) map[string]bool {
 	for key, d := range m.docs {
 		if d.rec.Skip == nil && matches(f, d.rec.Frontmatter) {
 			out[key] = true
-		}
-	}
-	return out
-}
-
-// search runs a keyword query and returns up to limit hits that pass f.
-func (m *Materialiser) search(query string, limit int, f *tools.Filters) []tools.ContextHit {
-	want := limit + 8 // slack for hits removed since the index answered
-	var allow func(string) bool
-	if filtering(f) {
-		// Filters apply before ranking. The allowed set is taken under
-		// m.mu and released before the index is searched, because writers
-		// lock m.mu and then the index: holding them the other way round
-		// could deadlock.
-		allowed := m.filtered(f)
-		allow = func(id string) bool { return allowed[id] }
-	}
-	hits := m.index.SearchFiltered(query, want, allow)
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	out := make([]tools.ContextHit, 0, min(limit, len(hits)))
-	for _, h := range hits {
-		d, ok := m.docs[h.ID]
-		if !ok || d.rec.Skip != nil || !matches(f, d.rec.Frontmatter) {
-			continue
-		}
-		out = append(out, tools.ContextHit{
-			Path:    d.rec.Path,
-			Repo:    d.rec.Repo,
-			Hash:    d.rec.SHA256,
-			Tokens:  d.rec.Tokens,
-			Anchors: d.anchors,
-			Score:   math.Round(h.Score*1e4) / 1e4,
-		})
-		if len(out) == limit {
-			break
 		}
 	}
 	return out

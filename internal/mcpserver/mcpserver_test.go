@@ -232,7 +232,7 @@ func checkSchemas(t *testing.T, got map[string]map[string]any) {
 	if q["minLength"] != 1.0 || q["maxLength"] != 200.0 {
 		t.Errorf("query schema: %v", q)
 	}
-	if e, _ := prop(got[tools.ReadContext], "mode")["enum"].([]any); len(e) != 3 {
+	if e, _ := prop(got[tools.ReadContext], "mode")["enum"].([]any); len(e) != 4 || e[3] != tools.ModeRRF {
 		t.Errorf("mode enum: %v", e)
 	}
 	if p, _ := prop(got[tools.ReadDoc], "path")["pattern"].(string); !strings.HasSuffix(p, `\.md$`) {

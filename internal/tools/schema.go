@@ -22,13 +22,13 @@ type Definition struct {
 var definitions = []*Definition{
 	{
 		Name:        ReadContext,
-		Description: "Search the project's docs, code and cards by keywords; returns paths with hash, tokens and top headings. Use first, then read_doc the best hits.",
+		Description: "Search the project's docs, code and cards by keywords or meaning; returns paths with hash, tokens, top headings, the best-matching section (heading and line range), a score and the modes that found each hit. Structural questions ('who imports X', 'what calls X', 'dependencies of X') are answered from the import and link graph. Use first, then read_doc the best hits.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
     "query": {"type": "string", "description": "Keywords to match (e.g. 'auth flow')", "minLength": 1, "maxLength": 200},
     "limit": {"type": "integer", "default": 5, "minimum": 1, "maximum": 50},
-    "mode": {"type": "string", "enum": ["keyword", "semantic", "hybrid"], "default": "hybrid", "description": "Search algorithm selection"},
+    "mode": {"type": "string", "enum": ["keyword", "semantic", "hybrid", "rrf"], "default": "hybrid", "description": "Search algorithm selection: keyword (BM25F), semantic (embeddings), hybrid (70% semantic + 30% keyword), rrf (reciprocal rank fusion of both). Without embeddings every mode answers by keyword and hits say so in 'fallback'."},
     "semantic": {"type": "boolean", "default": false, "description": "DEPRECATED: Use mode='semantic' instead. Kept for backward compatibility."},
     "filters": {
       "type": "object",

@@ -94,15 +94,50 @@ type Filters struct {
 	Assignee string   `json:"assignee,omitempty"`
 }
 
-// ContextHit is one read_context result.
+// ContextHit is one read_context result: seed 002's path, hash, tokens and
+// anchors (the top three headings), and what this project adds, all
+// optional so seed 002 clients can ignore them.
 type ContextHit struct {
 	Path    string   `json:"path"`
 	Repo    string   `json:"repo,omitempty"`
 	Hash    string   `json:"hash"`
 	Tokens  int      `json:"tokens"`
 	Anchors []string `json:"anchors,omitempty"`
-	Score   float64  `json:"score,omitempty"`
+	// Score ranks the hits of one call; its scale depends on the mode
+	// (BM25F for keyword, cosine for semantic, fused for hybrid and rrf).
+	Score float64 `json:"score,omitempty"`
+	// Section is the part of the file that matched best: the best chunk
+	// by embedding, else the section with the most query words.
+	Section *Section `json:"section,omitempty"`
+	// Modes are the rankings that found the hit: "keyword", "semantic",
+	// or "graph" for the structural route.
+	Modes []string `json:"modes,omitempty"`
+	// Fallback says why the requested mode was not used, when it was not
+	// (e.g. no vectors yet): the hit then comes from keyword search.
+	Fallback string `json:"fallback,omitempty"`
+	// Relation says how a graph hit relates to the query's subject, e.g.
+	// "imports github.com/x/auth" or "dependency of docs/api.md".
+	Relation string `json:"relation,omitempty"`
 }
+
+// Section is a part of a file: the heading it is under (a markdown heading,
+// or a code chunk's declaration) and its lines.
+type Section struct {
+	Heading   string    `json:"heading,omitempty"`
+	LineRange LineRange `json:"line_range"`
+}
+
+// Search modes of read_context. ModeRRF fuses keyword and semantic ranks
+// by reciprocal rank fusion (seed 004 §4) instead of hybrid's weighted
+// scores.
+const (
+	ModeKeyword  = "keyword"
+	ModeSemantic = "semantic"
+	ModeHybrid   = "hybrid"
+	ModeRRF      = "rrf"
+	// ModeGraph marks hits of the structural route.
+	ModeGraph = "graph"
+)
 
 // ReadDocArgs are read_doc's arguments (seed 002 §2).
 type ReadDocArgs struct {

@@ -1,0 +1,293 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/search"
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
+)
+
+// fusionDepth is how many hits of each ranking the fused modes combine: a
+// document ranked low by one and high by the other must be in both lists
+// to be fused fairly.
+func fusionDepth(limit int) int { return max(3*limit, 30) }
+
+// rank answers read_context in mode: keyword, semantic, hybrid or rrf.
+// Semantic modes fall back to keyword search when the edge has no
+// embedder, no vectors yet, or the embedder fails, and every hit says so.
+// Filters apply before ranking in every mode.
+func (e *Edge) rank(ctx context.Context, query, mode string, limit int, f *tools.Filters) ([]tools.ContextHit, error) {
+	m := e.m
+	fallback := ""
+	var qv []float32
+	if mode != tools.ModeKeyword {
+		var err error
+		qv, fallback, err = e.queryVector(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		if fallback != "" {
+			e.logger.Debug("answering by keyword search", "mode", mode, "reason", fallback)
+			mode = tools.ModeKeyword
+		}
+	}
+	depth := limit + 8 // slack for hits removed since the index answered
+	if mode == tools.ModeHybrid || mode == tools.ModeRRF {
+		depth = fusionDepth(limit)
+	}
+	var kw, sem []search.Hit
+	var chunks map[string]semHit
+	if mode != tools.ModeSemantic {
+		kw = m.keywordHits(query, depth, f)
+	}
+	if mode != tools.ModeKeyword {
+		sem, chunks = m.semanticHits(qv, depth, f)
+	}
+	var ranked []search.Hit
+	switch mode {
+	case tools.ModeKeyword:
+		ranked = kw
+	case tools.ModeSemantic:
+		ranked = sem
+	case tools.ModeHybrid:
+		ranked = search.FuseWeighted(sem, kw, search.HybridSemanticWeight, search.HybridKeywordWeight)
+	case tools.ModeRRF:
+		ranked = search.FuseRRF(search.RRFK, sem, kw)
+	}
+	inKeyword := make(map[string]bool, len(kw))
+	for _, h := range kw {
+		inKeyword[h.ID] = true
+	}
+	qterms := search.Tokenize(query)
+
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]tools.ContextHit, 0, min(limit, len(ranked)))
+	for _, h := range ranked {
+		d, ok := m.docs[h.ID]
+		if !ok || d.rec.Skip != nil || !matches(f, d.rec.Frontmatter) {
+			continue
+		}
+		hit := m.hitLocked(d, h.Score)
+		hit.Fallback = fallback
+		if inKeyword[h.ID] {
+			hit.Modes = append(hit.Modes, tools.ModeKeyword)
+		}
+		if c, ok := chunks[h.ID]; ok {
+			hit.Modes = append(hit.Modes, tools.ModeSemantic)
+			// The chunk's lines are those of the content embedded: name
+			// them only if that is still the document's content.
+			if c.sha == d.rec.SHA256 {
+				hit.Section = &tools.Section{Heading: chunkHeading(d, c.StartLine), LineRange: tools.LineRange{Start: c.StartLine, End: c.EndLine}}
+			}
+		}
+		if hit.Section == nil {
+			hit.Section = keywordSection(d, qterms)
+		}
+		out = append(out, hit)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// hitLocked is the seed 002 part of a hit.
+func (m *Materialiser) hitLocked(d *doc, score float64) tools.ContextHit {
+	return tools.ContextHit{
+		Path:    d.rec.Path,
+		Repo:    d.rec.Repo,
+		Hash:    d.rec.SHA256,
+		Tokens:  d.rec.Tokens,
+		Anchors: d.anchors,
+		Score:   math.Round(score*1e6) / 1e6,
+	}
+}
+
+// queryVector embeds the query. fallback, when not empty, says why
+// semantic search cannot answer now; err is ctx's error once it ends.
+func (e *Edge) queryVector(ctx context.Context, query string) (qv []float32, fallback string, err error) {
+	if e.emb == nil {
+		return nil, "semantic search is off on this edge (no embedding model); answered by keyword search", nil
+	}
+	if e.m.vindex == nil || e.m.vindex.Len() == 0 {
+		return nil, fmt.Sprintf("no vectors of model %s yet (embeddings trail indexing); answered by keyword search", e.m.model), nil
+	}
+	vs, err := e.emb.Embed(ctx, []string{query})
+	if ctx.Err() != nil {
+		return nil, "", ctx.Err()
+	}
+	switch {
+	case errors.Is(err, embed.ErrUnavailable):
+		e.logger.Warn("embedder unavailable; answering by keyword search", "model", e.m.model, "err", err)
+		return nil, fmt.Sprintf("embedding model %s is unavailable; answered by keyword search", e.m.model), nil
+	case err != nil:
+		e.logger.Warn("embedding the query failed; answering by keyword search", "model", e.m.model, "err", err)
+		return nil, fmt.Sprintf("embedding the query with %s failed; answered by keyword search", e.m.model), nil
+	case len(vs) != 1 || len(vs[0]) != e.m.vindex.Dimensions():
+		e.logger.Warn("embedder returned a vector of the wrong shape; answering by keyword search", "model", e.m.model)
+		return nil, fmt.Sprintf("embedding model %s returned an unusable vector; answered by keyword search", e.m.model), nil
+	}
+	return vs[0], "", nil
+}
+
+// keywordHits runs the keyword index over the documents that pass f.
+func (m *Materialiser) keywordHits(query string, depth int, f *tools.Filters) []search.Hit {
+	var allow func(string) bool
+	if filtering(f) {
+		// The allowed set is taken under m.mu and released before the
+		// index is searched, because writers lock m.mu and then the
+		// index: holding them the other way round could deadlock.
+		allowed := m.filtered(f)
+		allow = func(id string) bool { return allowed[id] }
+	}
+	return m.index.SearchFiltered(query, depth, allow)
+}
+
+// semHit is a semantic hit's best chunk and the SHA-256 of the content its
+// vectors embed.
+type semHit struct {
+	vector.Hit
+	sha string
+}
+
+// semanticHits searches the vector index over the documents that pass f.
+// It holds m.mu's read lock across the search: the vector index is only
+// written under m.mu, so what it returns agrees with m.docs.
+func (m *Materialiser) semanticHits(qv []float32, depth int, f *tools.Filters) ([]search.Hit, map[string]semHit) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var allow func(string) bool
+	if filtering(f) {
+		// Called from the search's goroutines; m.docs cannot change while
+		// the read lock is held, so concurrent reads are safe.
+		allow = func(id string) bool {
+			d := m.docs[id]
+			return d != nil && matches(f, d.rec.Frontmatter)
+		}
+	}
+	vhits := m.vindex.Search(qv, depth, allow)
+	hits := make([]search.Hit, len(vhits))
+	chunks := make(map[string]semHit, len(vhits))
+	for i, h := range vhits {
+		hits[i] = search.Hit{ID: h.ID, Score: h.Score}
+		sha := ""
+		if vs := m.vecs[h.ID]; vs != nil {
+			sha = vs.sha
+		}
+		chunks[h.ID] = semHit{h, sha}
+	}
+	return hits, chunks
+}
+
+// chunkHeading names the section a chunk starting at line is in: the
+// heading path of the indexer's chunk there, else the innermost markdown
+// heading around the line.
+func chunkHeading(d *doc, line int) string {
+	for _, c := range d.rec.Chunks {
+		if c.StartLine == line && len(c.HeadingPath) > 0 {
+			return c.HeadingPath[len(c.HeadingPath)-1]
+		}
+	}
+	heading := ""
+	for _, h := range d.rec.Headings {
+		if h.Line <= line && line <= h.EndLine {
+			heading = h.Text // later headings around the line are deeper
+		}
+	}
+	return heading
+}
+
+// keywordSection is the section of d with the most query words: its
+// indexer chunks, else its markdown sections (from a heading to the next).
+// It is nil when the content is not in memory or no section holds a query
+// word (the document matched on its path or title).
+func keywordSection(d *doc, qterms []string) *tools.Section {
+	if !d.inMemory || len(qterms) == 0 || d.rec.Content == "" {
+		return nil
+	}
+	type span struct {
+		heading    string
+		start, end int
+	}
+	var spans []span
+	for _, c := range d.rec.Chunks {
+		h := ""
+		if len(c.HeadingPath) > 0 {
+			h = c.HeadingPath[len(c.HeadingPath)-1]
+		}
+		spans = append(spans, span{h, c.StartLine, c.EndLine})
+	}
+	if len(spans) == 0 {
+		hs := d.rec.Headings
+		for i, h := range hs {
+			end := h.EndLine
+			if i+1 < len(hs) {
+				end = hs[i+1].Line - 1
+			}
+			spans = append(spans, span{h.Text, h.Line, end})
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	lines := strings.Split(d.rec.Content, "\n")
+	best, bestScore := -1, 0
+	for i, s := range spans {
+		if s.start < 1 || s.end < s.start || s.start > len(lines) {
+			continue
+		}
+		text := strings.Join(lines[s.start-1:min(s.end, len(lines))], "\n")
+		score := termScore(search.Tokenize(s.heading), qterms)*2 + termScore(search.Tokenize(text), qterms)
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	s := spans[best]
+	return &tools.Section{Heading: s.heading, LineRange: tools.LineRange{Start: s.start, End: s.end}}
+}
+
+// termScore scores words against the query terms: ten per distinct term
+// present and one per occurrence, so a section with every term beats one
+// repeating a single term. A word matches a term it equals or shares a
+// prefix of at least five letters with, a cheap stand-in for stemming.
+func termScore(words, qterms []string) int {
+	score := 0
+	for _, q := range qterms {
+		n := 0
+		for _, w := range words {
+			if w == q || sharedStem(w, q) {
+				n++
+			}
+		}
+		if n > 0 {
+			score += 10 + n
+		}
+	}
+	return score
+}
+
+// sharedStem reports whether a and b agree up to the last two letters of
+// the shorter, over five letters at least ("tokens"/"token",
+// "configure"/"configuration").
+func sharedStem(a, b string) bool {
+	const minStem = 5
+	n := min(len(a), len(b))
+	if n < minStem {
+		return false
+	}
+	p := 0
+	for p < n && a[p] == b[p] {
+		p++
+	}
+	return p >= max(minStem, n-2)
+}

@@ -1,0 +1,194 @@
+package edge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// vecState is what the materialiser knows of a document's vectors under
+// its model. Vectors embed one version of the content (sha); they are in
+// the vector index only while the document's current content has that
+// SHA-256, so a semantic hit never names a line range of other content.
+// Vectors that wait for their content (the vector record arrived before
+// the DocRecord) or whose document moved on keep their chunks here until
+// the embed workers replace them.
+type vecState struct {
+	sha     string
+	indexed bool
+	chunks  []vector.Chunk // vectors not in the index; nil while indexed
+}
+
+// rebuildVectors loads the model's stored vectors at open.
+func (m *Materialiser) rebuildVectors() error {
+	if m.vindex == nil {
+		return nil
+	}
+	rev, err := m.store.LastVectorRevision(m.model)
+	if err != nil {
+		return err
+	}
+	err = m.store.ForEachVectors(m.model, func(v Vectors) error {
+		m.vecs[v.Key] = &vecState{sha: v.SHA256, chunks: v.Chunks}
+		m.syncVectorsLocked(v.Key)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	m.vrev = rev
+	return nil
+}
+
+// syncVectorsLocked puts key's vectors in the index when they embed the
+// document's current content and takes them out when they do not.
+func (m *Materialiser) syncVectorsLocked(key string) {
+	vs := m.vecs[key]
+	if vs == nil || m.vindex == nil {
+		return
+	}
+	d := m.docs[key]
+	current := d != nil && d.rec.Skip == nil && d.rec.SHA256 == vs.sha
+	switch {
+	case current && !vs.indexed && vs.chunks != nil:
+		if err := m.vindex.Upsert(key, vs.chunks); err != nil {
+			// Dimensions were checked when the record was applied.
+			m.logger.Warn("vectors do not fit the index; ignoring them", "key", key, "err", err)
+			delete(m.vecs, key)
+			return
+		}
+		vs.indexed, vs.chunks = true, nil
+	case !current && vs.indexed:
+		vs.chunks, _ = m.vindex.Get(key)
+		m.vindex.Delete(key)
+		vs.indexed = false
+	}
+}
+
+// VectorRevision is the last applied cue_vectors revision.
+func (m *Materialiser) VectorRevision() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.vrev
+}
+
+// WaitVectorRevision blocks until the cue_vectors revision rev has been
+// applied, ctx ends (its error is returned) or the materialiser stops
+// (ErrStopped). Entries of other models advance the revision too once a
+// later entry of the edge's model is applied; an edge without an embedder
+// never advances it.
+func (m *Materialiser) WaitVectorRevision(ctx context.Context, rev uint64) error {
+	for {
+		m.mu.RLock()
+		cur, changed, stopped := m.vrev, m.changed, m.stopped
+		m.mu.RUnlock()
+		if cur >= rev {
+			return nil
+		}
+		if stopped {
+			return fmt.Errorf("%w at vector revision %d, before %d", ErrStopped, cur, rev)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// applyVectors stores a batch of cue_vectors entries and then brings the
+// vector index in step, as apply does for documents.
+func (m *Materialiser) applyVectors(_ context.Context, entries []jetstream.KeyValueEntry) error {
+	last := m.VectorRevision()
+	changes := make([]VectorChange, 0, len(entries))
+	for _, e := range entries {
+		if e.Revision() <= last {
+			continue
+		}
+		last = e.Revision()
+		if c, ok := m.vectorChange(e); ok {
+			changes = append(changes, c)
+		}
+	}
+	if len(changes) == 0 {
+		// Nothing of this model: remember the revision in memory only;
+		// a restart re-reads the entries and skips them again.
+		m.advanceVectors(nil, last)
+		return nil
+	}
+	changes[len(changes)-1].Rev = last
+	if err := m.store.ApplyVectors(m.model, changes); err != nil {
+		return fmt.Errorf("%w: %w", errStore, err)
+	}
+	m.advanceVectors(changes, last)
+	return nil
+}
+
+// vectorChange decodes one entry. Entries of another model, or of
+// another number of dimensions, are not this edge's: ok is false. An
+// entry that does not decode removes the document's vectors.
+func (m *Materialiser) vectorChange(e jetstream.KeyValueEntry) (c VectorChange, ok bool) {
+	model, repo, path, err := events.ParseVectorKey(e.Key())
+	log := m.logger.With("key", e.Key(), "revision", e.Revision())
+	if err != nil {
+		log.Warn("cue_vectors entry has a key that is not a VectorKey; ignoring it", "err", err)
+		return c, false
+	}
+	if model != m.model {
+		return c, false
+	}
+	c = VectorChange{Key: events.DocKey(repo, path), Rev: e.Revision()}
+	if e.Operation() == jetstream.KeyValueDelete || e.Operation() == jetstream.KeyValuePurge {
+		return c, true
+	}
+	rec, err := events.DecodeVectorRecord(e.Value())
+	if err == nil && (rec.Repo != repo || rec.Path != path || rec.Model != model) {
+		err = fmt.Errorf("record names %s/%s under %q", rec.Repo, rec.Path, rec.Model)
+	}
+	if err == nil && rec.Dimensions != m.vindex.Dimensions() {
+		err = fmt.Errorf("record has %d dimensions, the model %d", rec.Dimensions, m.vindex.Dimensions())
+	}
+	v := &Vectors{Key: c.Key, SHA256: rec.SHA256, Chunks: make([]vector.Chunk, len(rec.Chunks))}
+	for i := 0; err == nil && i < len(rec.Chunks); i++ {
+		ch := rec.Chunks[i]
+		var f []float32
+		if f, err = events.DecodeVector(ch.Vector); err == nil && len(f) != rec.Dimensions {
+			err = fmt.Errorf("chunk %d has %d dimensions", i, len(f))
+		}
+		v.Chunks[i] = vector.Chunk{StartLine: ch.StartLine, EndLine: ch.EndLine, Vector: f}
+	}
+	if err != nil {
+		log.Warn("undecodable vector record; dropping the document's vectors until the embedder rewrites them", "err", err)
+		return c, true
+	}
+	if len(v.Chunks) > 0 {
+		c.Vectors = v
+	}
+	return c, true
+}
+
+// advanceVectors applies stored changes to memory and moves the revision.
+func (m *Materialiser) advanceVectors(changes []VectorChange, rev uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range changes {
+		if old := m.vecs[c.Key]; old != nil && old.indexed {
+			m.vindex.Delete(c.Key)
+		}
+		if c.Vectors == nil {
+			delete(m.vecs, c.Key)
+			continue
+		}
+		m.vecs[c.Key] = &vecState{sha: c.Vectors.SHA256, chunks: c.Vectors.Chunks}
+		m.syncVectorsLocked(c.Key)
+	}
+	if rev > m.vrev {
+		m.vrev = rev
+		close(m.changed)
+		m.changed = make(chan struct{})
+	}
+}

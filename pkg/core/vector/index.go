@@ -1,0 +1,350 @@
+package vector
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Chunk is one chunk's vector and the 1-indexed, inclusive line range it
+// covers.
+type Chunk struct {
+	StartLine int
+	EndLine   int
+	Vector    []float32
+}
+
+// Hit is a document's best chunk for a query.
+type Hit struct {
+	ID string
+	// Score is the cosine similarity of the best chunk.
+	Score float64
+	// Chunk is the best chunk's position in the document's chunks, and
+	// StartLine and EndLine its line range.
+	Chunk     int
+	StartLine int
+	EndLine   int
+}
+
+// ErrDimensions is returned by Upsert for a vector of the wrong length.
+var ErrDimensions = errors.New("vector: wrong number of dimensions")
+
+// doc is one document's run of rows in the slab.
+type doc struct {
+	id    string
+	first int // first row
+	n     int // rows; 0 marks a free slot
+}
+
+type lineRange struct{ start, end int32 }
+
+// Index holds chunk vectors per document id. It is safe for concurrent use;
+// searches run in parallel with each other.
+type Index struct {
+	dims int
+
+	mu    sync.RWMutex
+	slab  []float32   // rows × dims
+	owner []int32     // row → doc slot, -1 for a dead row
+	lines []lineRange // row → line range
+	docs  []doc
+	free  []int32 // free doc slots
+	byID  map[string]int32
+	dead  int // dead rows
+}
+
+// New returns an empty index of vectors with dims dimensions.
+func New(dims int) *Index {
+	return &Index{dims: dims, byID: make(map[string]int32)}
+}
+
+// Dimensions is the length of the vectors the index holds.
+func (ix *Index) Dimensions() int { return ix.dims }
+
+// Upsert sets the chunks of id, replacing any it had; no chunks removes id.
+// A vector whose length is not Dimensions fails with ErrDimensions and
+// leaves the index unchanged.
+func (ix *Index) Upsert(id string, chunks []Chunk) error {
+	for i, c := range chunks {
+		if len(c.Vector) != ix.dims {
+			return fmt.Errorf("%w: %s chunk %d has %d, want %d", ErrDimensions, id, i, len(c.Vector), ix.dims)
+		}
+	}
+	if len(chunks) == 0 {
+		ix.Delete(id)
+		return nil
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slot, ok := ix.byID[id]
+	if ok && ix.docs[slot].n == len(chunks) {
+		// Same shape: overwrite in place.
+		ix.writeLocked(ix.docs[slot].first, chunks)
+		return nil
+	}
+	if ok {
+		ix.killLocked(slot)
+	} else {
+		if n := len(ix.free); n > 0 {
+			slot = ix.free[n-1]
+			ix.free = ix.free[:n-1]
+		} else {
+			slot = int32(len(ix.docs))
+			ix.docs = append(ix.docs, doc{})
+		}
+		ix.byID[id] = slot
+	}
+	first := len(ix.owner)
+	ix.slab = slices.Grow(ix.slab, len(chunks)*ix.dims)[:len(ix.slab)+len(chunks)*ix.dims]
+	for range chunks {
+		ix.owner = append(ix.owner, slot)
+		ix.lines = append(ix.lines, lineRange{})
+	}
+	ix.docs[slot] = doc{id: id, first: first, n: len(chunks)}
+	ix.writeLocked(first, chunks)
+	ix.maybeCompactLocked()
+	return nil
+}
+
+func (ix *Index) writeLocked(first int, chunks []Chunk) {
+	for i, c := range chunks {
+		r := first + i
+		copy(ix.slab[r*ix.dims:(r+1)*ix.dims], c.Vector)
+		ix.lines[r] = lineRange{int32(c.StartLine), int32(c.EndLine)}
+	}
+}
+
+// killLocked marks slot's rows dead, keeping the slot.
+func (ix *Index) killLocked(slot int32) {
+	d := ix.docs[slot]
+	for r := d.first; r < d.first+d.n; r++ {
+		ix.owner[r] = -1
+	}
+	ix.dead += d.n
+}
+
+// Delete removes id; an unknown id is a no-op.
+func (ix *Index) Delete(id string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slot, ok := ix.byID[id]
+	if !ok {
+		return
+	}
+	ix.killLocked(slot)
+	ix.docs[slot] = doc{}
+	ix.free = append(ix.free, slot)
+	delete(ix.byID, id)
+	ix.maybeCompactLocked()
+}
+
+// compactMin is the fewest dead rows worth a compaction.
+const compactMin = 256
+
+// maybeCompactLocked rewrites the slab without dead rows once they are a
+// quarter of it, so churn neither leaks memory nor slows scans for long.
+func (ix *Index) maybeCompactLocked() {
+	if ix.dead < compactMin || ix.dead*4 < len(ix.owner) {
+		return
+	}
+	live := len(ix.owner) - ix.dead
+	slab := make([]float32, 0, live*ix.dims)
+	owner := make([]int32, 0, live)
+	lines := make([]lineRange, 0, live)
+	for slot := range ix.docs {
+		d := &ix.docs[slot]
+		if d.n == 0 {
+			continue
+		}
+		first := len(owner)
+		slab = append(slab, ix.slab[d.first*ix.dims:(d.first+d.n)*ix.dims]...)
+		owner = append(owner, ix.owner[d.first:d.first+d.n]...)
+		lines = append(lines, ix.lines[d.first:d.first+d.n]...)
+		d.first = first
+	}
+	ix.slab, ix.owner, ix.lines, ix.dead = slab, owner, lines, 0
+}
+
+// Get returns a copy of id's chunks; ok is false when id has none.
+func (ix *Index) Get(id string) (chunks []Chunk, ok bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	slot, ok := ix.byID[id]
+	if !ok {
+		return nil, false
+	}
+	d := ix.docs[slot]
+	flat := slices.Clone(ix.slab[d.first*ix.dims : (d.first+d.n)*ix.dims])
+	chunks = make([]Chunk, d.n)
+	for i := range chunks {
+		l := ix.lines[d.first+i]
+		chunks[i] = Chunk{StartLine: int(l.start), EndLine: int(l.end), Vector: flat[i*ix.dims : (i+1)*ix.dims : (i+1)*ix.dims]}
+	}
+	return chunks, true
+}
+
+// Len is the number of documents.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.byID)
+}
+
+// Chunks is the number of live chunk vectors.
+func (ix *Index) Chunks() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return len(ix.owner) - ix.dead
+}
+
+// Bytes estimates the memory the index holds: its slab, row tables,
+// document table and ids.
+func (ix *Index) Bytes() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := cap(ix.slab)*4 + cap(ix.owner)*4 + cap(ix.lines)*8 + cap(ix.docs)*40 + cap(ix.free)*4
+	for id := range ix.byID {
+		n += len(id) + 48 // the map entry and the id's bytes
+	}
+	return n
+}
+
+// parallelRows is the slab size from which a search is split across CPUs:
+// below it, starting goroutines costs more than it saves.
+const parallelRows = 4096
+
+// Search returns the k documents whose best chunk is most similar to query,
+// best first, with that chunk's score and line range; ties go to the
+// smaller id. allow, when not nil, limits the search to the ids it accepts
+// and is applied before ranking, so k hits are returned whenever k allowed
+// documents have vectors. allow may be called concurrently, with the
+// index's read lock held: it must not call back into the index. A query of
+// the wrong length returns nil.
+func (ix *Index) Search(query []float32, k int, allow func(id string) bool) []Hit {
+	if len(query) != ix.dims || k <= 0 {
+		return nil
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	rows := len(ix.owner)
+	if rows == 0 {
+		return nil
+	}
+	var allowed []bool
+	if allow != nil {
+		allowed = make([]bool, len(ix.docs))
+		for slot, d := range ix.docs {
+			allowed[slot] = d.n > 0 && allow(d.id)
+		}
+	}
+	// Per document slot, the best row; pooled, since a search is
+	// otherwise allocation-free up to its result.
+	bp := bestPool.Get().(*[]bestRow)
+	defer bestPool.Put(bp)
+	best := slices.Grow((*bp)[:0], len(ix.docs))[:len(ix.docs)]
+	*bp = best
+	for i := range best {
+		best[i] = bestRow{row: -1}
+	}
+	workers := 1
+	if rows >= parallelRows {
+		workers = min(runtime.GOMAXPROCS(0), rows/(parallelRows/2))
+	}
+	if workers <= 1 {
+		ix.scan(query, 0, len(ix.docs), allowed, best)
+	} else {
+		// Split by document slots, so each worker owns its docs' best
+		// entries and no merge is needed.
+		var wg sync.WaitGroup
+		per := (len(ix.docs) + workers - 1) / workers
+		for lo := 0; lo < len(ix.docs); lo += per {
+			hi := min(lo+per, len(ix.docs))
+			wg.Go(func() { ix.scan(query, lo, hi, allowed, best) })
+		}
+		wg.Wait()
+	}
+	return ix.topLocked(best, k)
+}
+
+var bestPool = sync.Pool{New: func() any { return new([]bestRow) }}
+
+type bestRow struct {
+	score float32
+	row   int32
+}
+
+// scan scores the rows of document slots [lo, hi).
+func (ix *Index) scan(query []float32, lo, hi int, allowed []bool, best []bestRow) {
+	dims := ix.dims
+	for slot := lo; slot < hi; slot++ {
+		d := ix.docs[slot]
+		if d.n == 0 || allowed != nil && !allowed[slot] {
+			continue
+		}
+		b := bestRow{row: -1}
+		for r := d.first; r < d.first+d.n; r++ {
+			s := Dot(query, ix.slab[r*dims:(r+1)*dims])
+			if b.row < 0 || s > b.score {
+				b = bestRow{s, int32(r)}
+			}
+		}
+		best[slot] = b
+	}
+}
+
+// topLocked picks the k best documents.
+func (ix *Index) topLocked(best []bestRow, k int) []Hit {
+	hits := make([]Hit, 0, min(k, len(ix.byID)))
+	less := func(a, b Hit) int { // best first
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ID, b.ID))
+	}
+	for slot, b := range best {
+		if b.row < 0 {
+			continue
+		}
+		d := ix.docs[slot]
+		h := Hit{ID: d.id, Score: float64(b.score), Chunk: int(b.row) - d.first, StartLine: int(ix.lines[b.row].start), EndLine: int(ix.lines[b.row].end)}
+		if len(hits) < k {
+			hits = append(hits, h)
+			if len(hits) == k {
+				slices.SortFunc(hits, less)
+			}
+			continue
+		}
+		if less(h, hits[k-1]) >= 0 {
+			continue
+		}
+		// Insert in order; k is small.
+		i, _ := slices.BinarySearchFunc(hits, h, less)
+		copy(hits[i+1:], hits[i:k-1])
+		hits[i] = h
+	}
+	if len(hits) < k {
+		slices.SortFunc(hits, less)
+	}
+	return hits
+}
+
+// Dot is the dot product of a and b over the length of a; b must be at
+// least as long. The loop is unrolled by eight with four accumulators so
+// the CPU can overlap the multiplies.
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		a8, b8 := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += a8[0]*b8[0] + a8[4]*b8[4]
+		s1 += a8[1]*b8[1] + a8[5]*b8[5]
+		s2 += a8[2]*b8[2] + a8[6]*b8[6]
+		s3 += a8[3]*b8[3] + a8[7]*b8[7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}

@@ -1,0 +1,237 @@
+package vector
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func unit(rng *rand.Rand, dims int) []float32 {
+	v := make([]float32, dims)
+	var n float64
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+		n += float64(v[i]) * float64(v[i])
+	}
+	inv := float32(1 / math.Sqrt(n))
+	for i := range v {
+		v[i] *= inv
+	}
+	return v
+}
+
+// bruteForce is the reference: every doc's best chunk, sorted.
+func bruteForce(docs map[string][]Chunk, q []float32, k int, allow func(string) bool) []Hit {
+	var hits []Hit
+	for id, cs := range docs {
+		if allow != nil && !allow(id) {
+			continue
+		}
+		h := Hit{ID: id, Score: math.Inf(-1)}
+		for i, c := range cs {
+			if s := float64(Dot(q, c.Vector)); s > h.Score {
+				h = Hit{ID: id, Score: s, Chunk: i, StartLine: c.StartLine, EndLine: c.EndLine}
+			}
+		}
+		hits = append(hits, h)
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		return 1
+	})
+	return hits[:min(k, len(hits))]
+}
+
+func randomChunks(rng *rand.Rand, n, dims int) []Chunk {
+	cs := make([]Chunk, n)
+	for i := range cs {
+		cs[i] = Chunk{StartLine: 1 + 10*i, EndLine: 10 + 10*i, Vector: unit(rng, dims)}
+	}
+	return cs
+}
+
+func TestSearchMatchesBruteForce(t *testing.T) {
+	for _, ndocs := range []int{5, 3000} { // serial and parallel scans
+		t.Run(fmt.Sprint(ndocs), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(ndocs)))
+			const dims = 24
+			ix := New(dims)
+			docs := map[string][]Chunk{}
+			for i := range ndocs {
+				id := fmt.Sprintf("doc%04d", i)
+				docs[id] = randomChunks(rng, 1+rng.IntN(5), dims)
+				if err := ix.Upsert(id, docs[id]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Churn: replace some with other shapes, delete others.
+			for i := 0; i < ndocs; i += 3 {
+				id := fmt.Sprintf("doc%04d", i)
+				if i%2 == 0 {
+					ix.Delete(id)
+					delete(docs, id)
+					continue
+				}
+				docs[id] = randomChunks(rng, 1+rng.IntN(5), dims)
+				if err := ix.Upsert(id, docs[id]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ix.Len() != len(docs) {
+				t.Fatalf("Len %d, want %d", ix.Len(), len(docs))
+			}
+			odd := func(id string) bool { return id[len(id)-1]%2 == 1 }
+			for range 5 {
+				q := unit(rng, dims)
+				for _, allow := range []func(string) bool{nil, odd} {
+					got := ix.Search(q, 7, allow)
+					want := bruteForce(docs, q, 7, allow)
+					if len(got) != len(want) {
+						t.Fatalf("got %d hits, want %d", len(got), len(want))
+					}
+					for i := range want {
+						if got[i].ID != want[i].ID || got[i].Chunk != want[i].Chunk || got[i].StartLine != want[i].StartLine || math.Abs(got[i].Score-want[i].Score) > 1e-5 {
+							t.Fatalf("hit %d: got %+v, want %+v", i, got[i], want[i])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestBestChunkLineRange(t *testing.T) {
+	ix := New(3)
+	must(t, ix.Upsert("a", []Chunk{
+		{StartLine: 1, EndLine: 4, Vector: []float32{1, 0, 0}},
+		{StartLine: 5, EndLine: 9, Vector: []float32{0, 1, 0}},
+	}))
+	must(t, ix.Upsert("b", []Chunk{{StartLine: 1, EndLine: 2, Vector: []float32{0.6, 0.8, 0}}}))
+	hits := ix.Search([]float32{0, 1, 0}, 5, nil)
+	if len(hits) != 2 || hits[0].ID != "a" || hits[0].StartLine != 5 || hits[0].EndLine != 9 || hits[0].Chunk != 1 {
+		t.Fatalf("hits %+v", hits)
+	}
+	if hits[1].ID != "b" || math.Abs(hits[1].Score-0.8) > 1e-6 {
+		t.Fatalf("second hit %+v", hits[1])
+	}
+	// Replacing a's chunks in place moves its best section.
+	must(t, ix.Upsert("a", []Chunk{
+		{StartLine: 1, EndLine: 2, Vector: []float32{0, 1, 0}},
+		{StartLine: 3, EndLine: 9, Vector: []float32{1, 0, 0}},
+	}))
+	if h := ix.Search([]float32{0, 1, 0}, 1, nil); h[0].StartLine != 1 || h[0].EndLine != 2 {
+		t.Fatalf("after replace %+v", h)
+	}
+	if h := ix.Search([]float32{0, 1, 0}, 5, func(id string) bool { return id == "b" }); len(h) != 1 || h[0].ID != "b" {
+		t.Fatalf("allow: %+v", h)
+	}
+	got, ok := ix.Get("a")
+	if !ok || len(got) != 2 || got[1].StartLine != 3 || got[1].Vector[0] != 1 {
+		t.Fatalf("Get: %+v", got)
+	}
+	ix.Delete("a")
+	ix.Delete("missing")
+	if _, ok := ix.Get("a"); ok {
+		t.Fatal("Get after Delete")
+	}
+	if h := ix.Search([]float32{0, 1, 0}, 5, nil); len(h) != 1 || h[0].ID != "b" {
+		t.Fatalf("after delete %+v", h)
+	}
+}
+
+func TestUpsertRejectsWrongDimensions(t *testing.T) {
+	ix := New(3)
+	if err := ix.Upsert("a", []Chunk{{Vector: []float32{1, 0}}}); err == nil {
+		t.Fatal("want ErrDimensions")
+	}
+	if ix.Len() != 0 || ix.Search([]float32{1, 0}, 3, nil) != nil {
+		t.Fatal("index changed or searched with a wrong query")
+	}
+}
+
+func TestCompactionKeepsResultsAndBoundsMemory(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ix := New(8)
+	docs := map[string][]Chunk{}
+	for round := range 20 {
+		for i := range 100 {
+			id := fmt.Sprint("d", i)
+			docs[id] = randomChunks(rng, 1+(round+i)%4, 8)
+			must(t, ix.Upsert(id, docs[id]))
+		}
+	}
+	if rows := len(ix.owner); rows > 4*ix.Chunks()/3+compactMin+4 {
+		t.Fatalf("%d rows for %d live chunks: dead rows not compacted", rows, ix.Chunks())
+	}
+	q := unit(rng, 8)
+	got, want := ix.Search(q, 10, nil), bruteForce(docs, q, 10, nil)
+	for i := range want {
+		if got[i].ID != want[i].ID || got[i].StartLine != want[i].StartLine {
+			t.Fatalf("hit %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if ix.Bytes() < ix.Chunks()*8*4 {
+		t.Fatalf("Bytes %d below the vectors' own size", ix.Bytes())
+	}
+}
+
+func TestDot(t *testing.T) {
+	for n := range 20 {
+		a, b := make([]float32, n), make([]float32, n)
+		var want float32
+		for i := range a {
+			a[i], b[i] = float32(i+1), float32(2*i-3)
+			want += a[i] * b[i]
+		}
+		if got := Dot(a, b); got != want {
+			t.Fatalf("n=%d: %v, want %v", n, got, want)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkVectorSearch scans 50,000 chunks of 512 dimensions (10,000
+// documents of five chunks), the scale of a large repository set.
+func BenchmarkVectorSearch(b *testing.B) {
+	const docs, per, dims = 10000, 5, 512
+	rng := rand.New(rand.NewPCG(5, 6))
+	ix := New(dims)
+	for i := range docs {
+		if err := ix.Upsert(fmt.Sprint("doc", i), randomChunks(rng, per, dims)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := unit(rng, dims)
+	b.ReportMetric(float64(ix.Bytes())/(docs*per/10000), "bytes/10k-chunks")
+	for b.Loop() {
+		if hits := ix.Search(q, 10, nil); len(hits) != 10 {
+			b.Fatal(len(hits))
+		}
+	}
+}
+
+func BenchmarkDot512(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x, y := unit(rng, 512), unit(rng, 512)
+	var s float32
+	for b.Loop() {
+		s += Dot(x, y)
+	}
+	_ = s
+}
