@@ -90,12 +90,29 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 			if ix.Len() != len(docs) {
 				t.Fatalf("Len %d, want %d", ix.Len(), len(docs))
 			}
+			// The index answers for the vectors it stores, which are the
+			// upserted ones quantised: within a small step of them.
+			stored := map[string][]Chunk{}
+			for id, orig := range docs {
+				cs, ok := ix.Get(id)
+				if !ok || len(cs) != len(orig) {
+					t.Fatalf("Get(%s) = %d chunks, %v; want %d", id, len(cs), ok, len(orig))
+				}
+				for i := range cs {
+					for j := range cs[i].Vector {
+						if d := math.Abs(float64(cs[i].Vector[j] - orig[i].Vector[j])); d > 0.01 {
+							t.Fatalf("%s chunk %d dim %d: stored %v, upserted %v", id, i, j, cs[i].Vector[j], orig[i].Vector[j])
+						}
+					}
+				}
+				stored[id] = cs
+			}
 			odd := func(id string) bool { return id[len(id)-1]%2 == 1 }
 			for range 5 {
 				q := unit(rng, dims)
 				for _, allow := range []func(string) bool{nil, odd} {
 					got := ix.Search(q, 7, allow)
-					want := bruteForce(docs, q, 7, allow)
+					want := bruteForce(stored, q, 7, allow)
 					if len(got) != len(want) {
 						t.Fatalf("got %d hits, want %d", len(got), len(want))
 					}

@@ -1,0 +1,42 @@
+package vector
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func BenchmarkDot8(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x, y := unit(rng, 512), unit(rng, 512)
+	cy := make([]int8, 512)
+	quantize(cy, y)
+	b.Run("f32xint8", func(b *testing.B) {
+		var s float32
+		for b.Loop() {
+			s += dotF8(x, cy)
+		}
+		_ = s
+	})
+}
+
+// Re-upserting what Get returns stores the same vectors: the edge parks a
+// stale document's chunks with Get and restores them later.
+func TestQuantisedRoundTripIsStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	ix := New(64)
+	must(t, ix.Upsert("a", randomChunks(rng, 3, 64)))
+	first, _ := ix.Get("a")
+	must(t, ix.Upsert("a", first))
+	second, _ := ix.Get("a")
+	for i := range first {
+		for j := range first[i].Vector {
+			if first[i].Vector[j] != second[i].Vector[j] {
+				t.Fatalf("chunk %d dim %d: %v then %v", i, j, first[i].Vector[j], second[i].Vector[j])
+			}
+		}
+	}
+	must(t, ix.Upsert("zero", []Chunk{{StartLine: 1, EndLine: 1, Vector: make([]float32, 64)}}))
+	if hits := ix.Search(first[0].Vector, 2, nil); len(hits) != 2 || hits[0].ID != "a" || hits[1].Score != 0 {
+		t.Fatalf("hits = %+v", hits)
+	}
+}
