@@ -2,7 +2,8 @@
 // answers agents: MCP over Streamable HTTP and the same tools over NATS
 // request/reply. Run any number; each rebuilds from JetStream.
 // --embed-model (CUE_EMBED_MODEL) picks the model of semantic search:
-// builtin (default) or none for keyword search only.
+// builtin (default), ollama:<model> or none for keyword search only; it
+// must name the indexers' model, whose vectors the edge searches.
 package main
 
 import (
@@ -16,8 +17,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/edge"
-	"github.com/cuedeck/cuedeck/internal/embed"
-	"github.com/cuedeck/cuedeck/internal/embed/builtin"
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
@@ -37,15 +37,16 @@ func run() error {
 	stateDir := fs.String("state-dir", "edge-state", "directory of the edge's local store (rebuildable)")
 	httpAddr := fs.String("http", "127.0.0.1:8080", "MCP Streamable HTTP address; empty disables")
 	prefix := fs.String("query-prefix", daemon.QueryPrefix, "subject prefix of the NATS query service")
-	model := fs.String("embed-model", envOr("CUE_EMBED_MODEL", "builtin"), `model of semantic search: "builtin" (USE Lite, in the binary) or "none" (keyword only)`)
+	model := fs.String("embed-model", envOr("CUE_EMBED_MODEL", "builtin"), `model of semantic search, the indexers' model: "builtin" (USE Lite, in the binary), "ollama:<model>" or "none" (keyword only)`)
+	ollamaHost := fs.String("ollama-host", "", "Ollama server for ollama:<model> (default $OLLAMA_HOST, else http://127.0.0.1:11434)")
 	fs.Parse(os.Args[1:])
-	embedder, err := openEmbedder(*model)
-	if err != nil {
-		return err
-	}
 	log, err := rf.Logger("mcp-edge")
 	if err != nil {
 		return err
+	}
+	embedder, err := provider.Open(*model, provider.Config{OllamaHost: *ollamaHost, Logger: log})
+	if err != nil {
+		return fmt.Errorf("--embed-model: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -78,17 +79,6 @@ func run() error {
 		})
 	}
 	return g.Wait()
-}
-
-// openEmbedder is the embedder --embed-model names; nil for "none".
-func openEmbedder(name string) (embed.Embedder, error) {
-	switch name {
-	case "builtin", builtin.ModelID:
-		return builtin.New(), nil
-	case "none", "":
-		return nil, nil
-	}
-	return nil, fmt.Errorf("--embed-model %q: want builtin or none", name)
 }
 
 func envOr(key, def string) string {

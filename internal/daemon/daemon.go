@@ -138,7 +138,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		idxCfg.EmbedModel = embedder.Model()
 	}
 	idx := indexer.New(conn, idxCfg, log)
-	mat, err := edge.OpenOn(ctx, conn.JS, ws.StateDir("edge"), log.With("role", "edge"))
+	// The edge embeds queries with the same model (uncached: queries
+	// rarely repeat) and searches only that model's vectors.
+	mat, err := edge.OpenOnWith(ctx, conn.JS, ws.StateDir("edge"), edge.Options{Logger: log.With("role", "edge"), Embedder: emb})
 	if err != nil {
 		return err
 	}

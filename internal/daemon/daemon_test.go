@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -303,6 +304,21 @@ func TestEmbeddingsTrailIndexingWithTheBuiltinModel(t *testing.T) {
 	rec, err := events.DecodeVectorRecord(entry.Value())
 	if err != nil || rec.Dimensions != 512 || len(rec.Chunks) == 0 {
 		t.Fatalf("vector record: %+v, %v", rec, err)
+	}
+
+	// The daemon's edge searches those vectors: a query sharing no word
+	// with the guide finds it by meaning, and names the section.
+	var hits []tools.ContextHit
+	bustest.Eventually(t, 30*time.Second, "semantic search through the daemon", func() bool {
+		args, _ := json.Marshal(map[string]any{"query": "docking an airship", "mode": "semantic", "limit": 2})
+		out, err := n.caller.Call(context.Background(), tools.ReadContext, args)
+		if err != nil || json.Unmarshal(out, &hits) != nil {
+			return false
+		}
+		return len(hits) > 0 && slices.Contains(hits[0].Modes, "semantic")
+	})
+	if hits[0].Path != "docs/guide.md" || hits[0].Section == nil || hits[0].Fallback != "" {
+		t.Fatalf("semantic hits: %+v", hits)
 	}
 }
 
