@@ -310,7 +310,7 @@ func (ix *Index) scan(query []float32, lo, hi int, allowed []bool, best []bestRo
 		}
 		b := bestRow{row: -1}
 		for r := d.first; r < d.first+d.n; r++ {
-			s := ix.scales[r] * dotF8(query, ix.codes[r*dims:(r+1)*dims])
+			s := ix.scales[r] * dotRow(query, ix.codes[r*dims:(r+1)*dims])
 			if b.row < 0 || s > b.score {
 				b = bestRow{s, int32(r)}
 			}
@@ -390,6 +390,9 @@ func quantize(dst []int8, v []float32) float32 {
 	}
 	return scale
 }
+
+// dotRow scores a row: dotF8, or an assembly version where the CPU allows.
+var dotRow = dotF8
 
 // dotF8 is the dot product of a float32 query and a row of int8 codes; the
 // caller multiplies by the row's scale. Keeping the query in float32 makes
