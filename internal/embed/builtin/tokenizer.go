@@ -79,6 +79,15 @@ func (t *tokenizer) insert(piece []rune, id int32) {
 
 // tokens returns the vocabulary ids of text, at most maxTokens of them.
 func (t *tokenizer) tokens(text string) []int {
+	ids := t.allTokens(text)
+	if len(ids) > maxTokens {
+		ids = ids[:maxTokens]
+	}
+	return ids
+}
+
+// allTokens returns the vocabulary ids of all of text.
+func (t *tokenizer) allTokens(text string) []int {
 	text = norm.NFKC.String(text)
 	if text == "" {
 		return nil
@@ -120,9 +129,6 @@ func (t *tokenizer) tokens(text string) []int {
 	}
 	for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
 		ids[i], ids[j] = ids[j], ids[i]
-	}
-	if len(ids) > maxTokens {
-		ids = ids[:maxTokens]
 	}
 	return ids
 }
