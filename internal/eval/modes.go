@@ -43,7 +43,7 @@ type windowed interface {
 	CountTokens(text string) (int, error)
 }
 
-// Chunks returns the texts Embed embeds for d: the title and one passage
+// docChunks returns the texts Embed embeds for d: the title and one passage
 // of its text each (docparse.TitledPassages), cut to e's window when e
 // tells it (counted with e's tokenizer), and otherwise to
 // docparse.MaxChunkTokens cl100k_base tokens.
@@ -51,7 +51,7 @@ type windowed interface {
 // A model that clips its input would otherwise see only the start of a
 // long document, and the built-in model's 128 tokens hold little more than
 // a title and the first sentences of an abstract.
-func Chunks(e embed.Embedder, d Doc) ([]string, error) {
+func docChunks(e embed.Embedder, d Doc) ([]string, error) {
 	window, count := docparse.MaxChunkTokens, tokens.Count
 	if w, ok := e.(windowed); ok {
 		if _, err := w.CountTokens(""); err != nil {
@@ -66,8 +66,9 @@ func Chunks(e embed.Embedder, d Doc) ([]string, error) {
 	return docparse.TitledPassages(d.Title, d.Text, window, count), nil
 }
 
-// Embed embeds every document as its Chunks with e, in batches, reporting
-// progress in documents. A document's semantic score is then its best
+// Embed embeds every document with e as passages of its text under its
+// title, each within what e's model sees (docChunks), in batches,
+// reporting progress in documents. A document's semantic score is then its best
 // chunk's (max-pooling, as passage-level retrieval scores long documents:
 // Dai and Callan 2019, "Deeper Text Understanding for IR with Contextual
 // Neural Language Modeling"; MaxP), which is also how a repository search
@@ -77,7 +78,7 @@ func (c *Corpus) Embed(ctx context.Context, e embed.Embedder, progress func(done
 	var texts []string
 	c.chunkDoc = c.chunkDoc[:0]
 	for i, d := range c.ds.Docs {
-		chunks, err := Chunks(e, d)
+		chunks, err := docChunks(e, d)
 		if err != nil {
 			return err
 		}

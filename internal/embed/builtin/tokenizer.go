@@ -88,7 +88,15 @@ func (t *tokenizer) tokens(text string) []int {
 
 // allTokens returns the vocabulary ids of all of text.
 func (t *tokenizer) allTokens(text string) []int {
-	text = norm.NFKC.String(text)
+	// SentencePiece, which the model was trained with, normalises
+	// whitespace before it segments: its nmt_nfkc rule maps tabs and line
+	// breaks to spaces and remove_extra_whitespaces drops leading, trailing
+	// and repeated ones (github.com/google/sentencepiece,
+	// doc/normalization.md). The reference JavaScript tokenizer maps only
+	// spaces, so a line break there is an unknown symbol that also costs
+	// the next word its word-start piece; a heading line or a title above a
+	// passage would cost that on every chunk.
+	text = strings.Join(strings.Fields(norm.NFKC.String(text)), " ")
 	if text == "" {
 		return nil
 	}
