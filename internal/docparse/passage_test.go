@@ -10,10 +10,12 @@ import (
 // budgets by eye.
 func words(s string) int { return len(strings.Fields(s)) }
 
-func TestPassagesPackSentencesUnderTheBudget(t *testing.T) {
-	text := "One two three. Four five six. Seven eight.\n\nNine ten."
+func TestPassagesAreOverlappingWindowsOfSentences(t *testing.T) {
+	text := "One two three. Four five six. Seven eight. Nine ten.\n\nEleven twelve."
 	got := Passages(text, 6, words)
-	want := []string{"One two three. Four five six.", "Seven eight.", "Nine ten."}
+	// Each window starts half way through the one before; a paragraph
+	// that fits is one passage.
+	want := []string{"One two three. Four five six.", "Four five six. Seven eight.", "Seven eight. Nine ten.", "Eleven twelve."}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -28,8 +30,8 @@ func TestPassagesKeepAbbreviationsInTheirSentence(t *testing.T) {
 }
 
 func TestPassagesSplitALongSentenceAtWords(t *testing.T) {
-	got := Passages("a b c d e f g", 3, words)
-	want := []string{"a b c", "d e f", "g"}
+	got := Passages("a b c d e f g", 4, words)
+	want := []string{"a b c d", "c d e f", "e f g"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -48,7 +50,7 @@ func TestPassagesOfNothing(t *testing.T) {
 
 func TestTitledPassagesPrefixEveryPassage(t *testing.T) {
 	got := TitledPassages("The  title", "A b c. D e f.", 6, words)
-	want := []string{"The title\nA b c.", "The title\nD e f."}
+	want := []string{"The title\nA b c.", "The title\nD e f."} // windows of one sentence step by one
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
