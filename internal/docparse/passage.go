@@ -21,8 +21,9 @@ import (
 // whichever way the cut falls: Dai and Callan, "Deeper Text Understanding
 // for IR with Contextual Neural Language Modeling" (SIGIR 2019), cut
 // documents so, into passages of 150 words with a stride of 75. On BEIR
-// SciFact with the built-in model that took semantic nDCG@10 from 0.275
-// (passages side by side) to 0.280, for a third more vectors.
+// SciFact with the built-in model, against passages side by side, that
+// took hybrid nDCG@10 from 0.701 to 0.703 and rrf from 0.523 to 0.529
+// (semantic alone from 0.275 to 0.276), for a third more vectors.
 //
 // Whitespace runs become single spaces, as a model would not see them.
 // A single word over the budget is a passage of its own. Empty text has

@@ -62,8 +62,9 @@ const (
 // it could give, so a side that barely tells the candidates apart moves
 // the ranking little. And min-max depends on the worst candidate, so
 // adding or dropping one reorders the rest; TMM does not. On BEIR SciFact
-// with the built-in model, min-max over the same candidates gave nDCG@10
-// 0.60 and TMM 0.70 before documents were embedded in chunks.
+// with the built-in model, over the same candidates, min-max gave nDCG@10
+// 0.63 and TMM 0.70 (keyword alone 0.700); z-scores gave 0.63 and a
+// cosine floor of 0 rather than −1 gave 0.68.
 //
 // Pass both lists over the same candidates, each with its own score for
 // every candidate (a document no query term matches scores KeywordFloor);
