@@ -122,7 +122,7 @@ func (c *Corpus) semanticScores(ctx context.Context, query string) ([]float64, e
 	}
 	qv, err := c.emb.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("embed query with %s: %w", c.emb.ModelID(), err)
 	}
 	scores := make([]float64, len(c.ds.Docs))
 	for i := range scores {
