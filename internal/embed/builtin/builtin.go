@@ -44,6 +44,21 @@ func (e *Embedder) ModelID() string { return ModelID }
 // Dimensions returns 512.
 func (e *Embedder) Dimensions() int { return Dimensions }
 
+// Window returns 128, the most tokens of a text the model sees: Embed
+// clips the rest, so chunkers cut text to fit it.
+func (e *Embedder) Window() int { return maxTokens }
+
+// CountTokens returns how many of the model's tokens text holds, all of
+// them, though Embed sees only the first Window. It loads the model on
+// first use and returns the error of loading it.
+func (e *Embedder) CountTokens(text string) (int, error) {
+	m, err := sharedModel()
+	if err != nil {
+		return 0, err
+	}
+	return len(m.tok.allTokens(text)), nil
+}
+
 // Embed returns one L2-normalised 512-dimensional vector per text, in order.
 // Each text is cut at 128 tokens. Short texts are embedded in groups and
 // the groups spread over up to GOMAXPROCS goroutines; ctx is checked before

@@ -79,7 +79,24 @@ func (t *tokenizer) insert(piece []rune, id int32) {
 
 // tokens returns the vocabulary ids of text, at most maxTokens of them.
 func (t *tokenizer) tokens(text string) []int {
-	text = norm.NFKC.String(text)
+	ids := t.allTokens(text)
+	if len(ids) > maxTokens {
+		ids = ids[:maxTokens]
+	}
+	return ids
+}
+
+// allTokens returns the vocabulary ids of all of text.
+func (t *tokenizer) allTokens(text string) []int {
+	// SentencePiece, which the model was trained with, normalises
+	// whitespace before it segments: its nmt_nfkc rule maps tabs and line
+	// breaks to spaces and remove_extra_whitespaces drops leading, trailing
+	// and repeated ones (github.com/google/sentencepiece,
+	// doc/normalization.md). The reference JavaScript tokenizer maps only
+	// spaces, so a line break there is an unknown symbol that also costs
+	// the next word its word-start piece; a heading line or a title above a
+	// passage would cost that on every chunk.
+	text = strings.Join(strings.Fields(norm.NFKC.String(text)), " ")
 	if text == "" {
 		return nil
 	}
@@ -120,9 +137,6 @@ func (t *tokenizer) tokens(text string) []int {
 	}
 	for i, j := 0, len(ids)-1; i < j; i, j = i+1, j-1 {
 		ids[i], ids[j] = ids[j], ids[i]
-	}
-	if len(ids) > maxTokens {
-		ids = ids[:maxTokens]
 	}
 	return ids
 }

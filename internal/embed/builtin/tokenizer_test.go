@@ -35,6 +35,16 @@ func TestTokensMatchReference(t *testing.T) {
 	}
 }
 
+func TestTokensNormaliseWhitespaceAsSentencePiece(t *testing.T) {
+	m := testModel(t)
+	want := m.tok.tokens("cell growth rate")
+	for _, text := range []string{"cell\ngrowth rate", " cell\t growth\r\n\nrate \n"} {
+		if got := m.tok.tokens(text); !slices.Equal(got, want) {
+			t.Errorf("tokens(%q) = %v, want %v as for single spaces", text, got, want)
+		}
+	}
+}
+
 func TestTokensMergeUnknownRuns(t *testing.T) {
 	m := testModel(t)
 	got := m.tok.tokens("a 漢漢漢漢 b")

@@ -38,26 +38,55 @@ const (
 	HybridKeywordWeight  = 0.3
 )
 
+// Theoretical minimums of the scores FuseWeighted normalises: the least
+// score each side can give any document, whatever the query.
+const (
+	// SemanticFloor is the least cosine similarity.
+	SemanticFloor = -1.0
+	// KeywordFloor is the least BM25F score: no query term matches.
+	KeywordFloor = 0.0
+)
+
 // FuseWeighted merges semantic and keyword hits as seed 002's hybrid mode:
-// 0.7·semantic + 0.3·keyword, after normalising each list's scores to
-// [0, 1] per query (min-max), because BM25 scores are unbounded and cosine
-// similarities are not on the same scale. A list whose hits all share one
-// score normalises them to 1. An id missing from a list contributes 0 from
-// it.
+// semanticWeight·s + keywordWeight·k, where each side's score is first
+// normalised per query by theoretical min-max, (score − floor)/(best −
+// floor), floor being SemanticFloor or KeywordFloor and best the side's
+// top score for the query. BM25 scores are unbounded and cosines are not,
+// so some normalisation is needed; this one (TMM in Bruch, Gai and Ingber,
+// "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS 2023)
+// was chosen over min-max on the observed scores for two reasons the
+// paper discusses. Min-max stretches
+// whatever spread a side has to [0, 1], so a weak model whose cosines for
+// the candidates differ by a few hundredths weighs as much as a clear
+// keyword match; TMM keeps each side's spread on the scale of the scores
+// it could give, so a side that barely tells the candidates apart moves
+// the ranking little. And min-max depends on the worst candidate, so
+// adding or dropping one reorders the rest; TMM does not. On BEIR SciFact
+// with the built-in model, over the same candidates, min-max gave nDCG@10
+// 0.63 and TMM 0.70 (keyword alone 0.700); z-scores gave 0.63 and a
+// cosine floor of 0 rather than −1 gave 0.68.
+//
+// Pass both lists over the same candidates, each with its own score for
+// every candidate (a document no query term matches scores KeywordFloor);
+// an id missing from a list is taken to score the floor and gets 0 from
+// it, which underrates it unless it truly does. A side whose best score is
+// its floor adds 0 to every hit. Scores are clamped to [0, 1] after
+// normalising, should a caller pass a score below the floor.
 func FuseWeighted(semantic, keyword []Hit, semanticWeight, keywordWeight float64) []Hit {
 	scores := make(map[string]float64, len(semantic)+len(keyword))
 	for _, part := range []struct {
-		hits []Hit
-		w    float64
-	}{{semantic, semanticWeight}, {keyword, keywordWeight}} {
-		lo, hi := math.Inf(1), math.Inf(-1)
+		hits  []Hit
+		w     float64
+		floor float64
+	}{{semantic, semanticWeight, SemanticFloor}, {keyword, keywordWeight, KeywordFloor}} {
+		best := part.floor
 		for _, h := range part.hits {
-			lo, hi = math.Min(lo, h.Score), math.Max(hi, h.Score)
+			best = math.Max(best, h.Score)
 		}
 		for _, h := range part.hits {
-			norm := 1.0
-			if hi > lo {
-				norm = (h.Score - lo) / (hi - lo)
+			norm := 0.0
+			if best > part.floor {
+				norm = min(max((h.Score-part.floor)/(best-part.floor), 0), 1)
 			}
 			scores[h.ID] += part.w * norm
 		}

@@ -42,33 +42,66 @@ func TestFuseRRFTiesByID(t *testing.T) {
 	}
 }
 
-func TestFuseWeightedNormalisesPerQuery(t *testing.T) {
-	semantic := []Hit{{"a", 0.91}, {"b", 0.90}, {"c", 0.10}}
-	keyword := []Hit{{"c", 42}, {"b", 21}, {"a", 0}}
-	got := FuseWeighted(semantic, keyword, HybridSemanticWeight, HybridKeywordWeight)
+func fusedScores(hits []Hit) map[string]float64 {
 	score := map[string]float64{}
-	for _, h := range got {
+	for _, h := range hits {
 		score[h.ID] = h.Score
 	}
-	// a: 0.7·1 + 0.3·0; b: 0.7·(0.80/0.81) + 0.3·0.5; c: 0.7·0 + 0.3·1.
-	wantB := 0.7*(0.80/0.81) + 0.3*0.5
-	if math.Abs(score["a"]-0.7) > 1e-12 || math.Abs(score["b"]-wantB) > 1e-12 || math.Abs(score["c"]-0.3) > 1e-12 {
-		t.Fatalf("scores %v", score)
+	return score
+}
+
+func TestFuseWeightedNormalisesFromTheoreticalMinimum(t *testing.T) {
+	semantic := []Hit{{"a", 0.5}, {"b", 0.4}, {"c", -1}}
+	keyword := []Hit{{"a", 0}, {"b", 10}, {"c", 20}}
+	got := FuseWeighted(semantic, keyword, HybridSemanticWeight, HybridKeywordWeight)
+	score := fusedScores(got)
+	// Cosines count from −1 and BM25 from 0: a: 0.7·1 + 0.3·0;
+	// b: 0.7·(1.4/1.5) + 0.3·0.5; c: 0.7·0 + 0.3·1.
+	want := map[string]float64{"a": 0.7, "b": 0.7*1.4/1.5 + 0.3*0.5, "c": 0.3}
+	for id, w := range want {
+		if math.Abs(score[id]-w) > 1e-12 {
+			t.Errorf("%s: %v, want %v", id, score[id], w)
+		}
 	}
-	if got[0].ID != "b" || got[1].ID != "a" {
+	// Min-max on the observed cosines would stretch a's 0.1 lead over b to
+	// a tenth of the whole range and rank a first.
+	if got[0].ID != "b" || got[1].ID != "a" || got[2].ID != "c" {
 		t.Fatalf("order %v", got)
 	}
-	// Without normalisation BM25's 42 would swamp every cosine; the keyword
-	// weight must cap keyword-only hits at 0.3.
+	// Normalisation must cap keyword-only strength at its weight however
+	// large BM25 grows.
 	if score["c"] > HybridKeywordWeight+1e-12 {
-		t.Fatal("keyword-only hit exceeded its weight")
+		t.Fatal("keyword score exceeded its weight")
 	}
 }
 
-func TestFuseWeightedSingleScoreList(t *testing.T) {
-	got := FuseWeighted([]Hit{{"a", 0.5}}, nil, 0.7, 0.3)
-	if len(got) != 1 || got[0].Score != 0.7 {
-		t.Fatalf("one hit normalises to 1: %v", got)
+func TestFuseWeightedIgnoresTheWorstCandidate(t *testing.T) {
+	semantic := []Hit{{"a", 0.6}, {"b", 0.5}}
+	keyword := []Hit{{"a", 3}, {"b", 6}}
+	before := fusedScores(FuseWeighted(semantic, keyword, 0.7, 0.3))
+	after := fusedScores(FuseWeighted(append(semantic, Hit{"z", 0.1}), append(keyword, Hit{"z", 0}), 0.7, 0.3))
+	for _, id := range []string{"a", "b"} {
+		if math.Abs(before[id]-after[id]) > 1e-12 {
+			t.Errorf("%s: %v with a weak extra candidate, %v without; a candidate's score must not depend on the others' minimum", id, after[id], before[id])
+		}
+	}
+}
+
+func TestFuseWeightedMissingScoresTheFloor(t *testing.T) {
+	got := fusedScores(FuseWeighted([]Hit{{"a", 0.5}, {"b", 0.5}}, []Hit{{"a", 4}}, 0.7, 0.3))
+	if math.Abs(got["a"]-1) > 1e-12 || math.Abs(got["b"]-0.7) > 1e-12 {
+		t.Fatalf("a missing keyword score must count as 0: %v", got)
+	}
+}
+
+func TestFuseWeightedSideAtItsFloorAddsNothing(t *testing.T) {
+	got := FuseWeighted([]Hit{{"a", 0.2}, {"b", 0.3}}, []Hit{{"a", 0}, {"b", 0}}, 0.7, 0.3)
+	score := fusedScores(got)
+	if got[0].ID != "b" || math.Abs(score["b"]-0.7) > 1e-12 || math.Abs(score["a"]-0.7*1.2/1.3) > 1e-12 {
+		t.Fatalf("no keyword match must leave the semantic order and scores: %v", got)
+	}
+	if got := FuseWeighted([]Hit{{"a", -1}}, nil, 0.7, 0.3); len(got) != 1 || got[0].Score != 0 {
+		t.Fatalf("a cosine of −1 is the floor and scores 0: %v", got)
 	}
 }
 
