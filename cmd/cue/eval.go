@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
+	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
+	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/eval"
 )
 
@@ -19,6 +22,7 @@ func cmdEval(args []string) error {
 	fs, _ := newFlags("eval beir")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
 	modes := fs.String("modes", "keyword,semantic,hybrid,rrf", "comma-separated modes to measure: keyword, semantic, hybrid, rrf")
+	cacheDir := fs.String("cache", defaultEvalCache(), `vector cache directory, so a second run embeds nothing ("" for none)`)
 	// Flags may come before or after the directory.
 	var positional []string
 	for rest := args[1:]; ; {
@@ -56,7 +60,16 @@ func cmdEval(args []string) error {
 	if needsVectors {
 		// The built-in model: what `cue up` uses when no Ollama model is
 		// configured.
-		if err := corpus.Embed(ctx, builtin.New(), progressBar("embed")); err != nil {
+		var e embed.Embedder = builtin.New()
+		if *cacheDir != "" {
+			vc, err := cache.Open(*cacheDir, nil)
+			if err != nil {
+				return fmt.Errorf("%w (or pass --cache \"\")", err)
+			}
+			defer vc.Close()
+			e = cache.Wrap(e, vc)
+		}
+		if err := corpus.Embed(ctx, e, progressBar("embed")); err != nil {
 			return err
 		}
 	}
@@ -99,4 +112,14 @@ func progressBar(mode string) func(done, total int) {
 			fmt.Fprintln(os.Stderr)
 		}
 	}
+}
+
+// defaultEvalCache is a per-user cache directory for evaluation vectors,
+// or none when the system names no cache home.
+func defaultEvalCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "cuedeck", "eval-vectors")
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/core/vector"
 )
 
-// fusionDepth is how many hits of each ranking the fused modes combine: a
-// document ranked low by one and high by the other must be in both lists
-// to be fused fairly.
-func fusionDepth(limit int) int { return max(3*limit, 30) }
+// fusionDepth is how many hits of each ranking the fused modes draw as
+// candidates (search.FusionPool, as evaluated); every candidate is then
+// scored by both sides.
+func fusionDepth(limit int) int { return max(3*limit, search.FusionPool) }
 
 // rank answers read_context in mode: keyword, semantic, hybrid or rrf.
 // Semantic modes fall back to keyword search when the edge has no
@@ -43,26 +43,50 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, f *tools
 	}
 	var kw, sem []search.Hit
 	var chunks map[string]semHit
-	if mode != tools.ModeSemantic {
+	var kwScore map[string]float64
+	switch mode {
+	case tools.ModeKeyword:
 		kw = m.keywordHits(query, depth, f)
-	}
-	if mode != tools.ModeKeyword {
-		sem, chunks = m.semanticHits(qv, depth, f)
+	case tools.ModeSemantic:
+		sem, chunks = m.semanticHits(qv, depth, f, nil)
+	default:
+		// Every candidate gets both scores: BM25F for any document (0
+		// when no query term matches) and its best chunk's cosine.
+		all := m.keywordHits(query, m.index.Len(), f)
+		kwScore = make(map[string]float64, len(all))
+		for _, h := range all {
+			kwScore[h.ID] = h.Score
+		}
+		kw = all[:min(depth, len(all))]
+		sem, chunks = m.semanticHits(qv, depth, f, kw)
 	}
 	var ranked []search.Hit
+	semanticOf := func(id string) (float64, bool) {
+		c, ok := chunks[id]
+		return c.Score, ok
+	}
+	keywordOf := func(id string) (float64, bool) {
+		s, ok := kwScore[id]
+		return s, ok
+	}
 	switch mode {
 	case tools.ModeKeyword:
 		ranked = kw
 	case tools.ModeSemantic:
 		ranked = sem
 	case tools.ModeHybrid:
-		ranked = search.FuseWeighted(sem, kw, search.HybridSemanticWeight, search.HybridKeywordWeight)
+		ranked = search.FuseHybrid(sem, kw, semanticOf, keywordOf)
 	case tools.ModeRRF:
-		ranked = search.FuseRRF(search.RRFK, sem, kw)
+		ranked = search.FuseCandidatesRRF(sem, kw, semanticOf, keywordOf)
 	}
 	inKeyword := make(map[string]bool, len(kw))
 	for _, h := range kw {
 		inKeyword[h.ID] = true
+	}
+	for id, s := range kwScore {
+		if s > search.KeywordFloor {
+			inKeyword[id] = true
+		}
 	}
 	qterms := search.Tokenize(query)
 
@@ -157,10 +181,13 @@ type semHit struct {
 	sha string
 }
 
-// semanticHits searches the vector index over the documents that pass f.
-// It holds m.mu's read lock across the search: the vector index is only
-// written under m.mu, so what it returns agrees with m.docs.
-func (m *Materialiser) semanticHits(qv []float32, depth int, f *tools.Filters) ([]search.Hit, map[string]semHit) {
+// semanticHits searches the vector index over the documents that pass f,
+// and scores the documents of also (keyword candidates) that the search
+// did not return, so fusion knows every candidate's cosine; chunks holds
+// the best chunk of each. It holds m.mu's read lock across the search:
+// the vector index is only written under m.mu, so what it returns agrees
+// with m.docs.
+func (m *Materialiser) semanticHits(qv []float32, depth int, f *tools.Filters, also []search.Hit) (hits []search.Hit, chunks map[string]semHit) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var allow func(string) bool
@@ -173,17 +200,29 @@ func (m *Materialiser) semanticHits(qv []float32, depth int, f *tools.Filters) (
 		}
 	}
 	vhits := m.vindex.Search(qv, depth, allow)
-	hits := make([]search.Hit, len(vhits))
-	chunks := make(map[string]semHit, len(vhits))
+	hits = make([]search.Hit, len(vhits))
+	chunks = make(map[string]semHit, len(vhits)+len(also))
 	for i, h := range vhits {
 		hits[i] = search.Hit{ID: h.ID, Score: h.Score}
-		sha := ""
-		if vs := m.vecs[h.ID]; vs != nil {
-			sha = vs.sha
+		chunks[h.ID] = semHit{h, m.vecSHALocked(h.ID)}
+	}
+	for _, h := range also {
+		if _, ok := chunks[h.ID]; ok {
+			continue
 		}
-		chunks[h.ID] = semHit{h, sha}
+		if vh, ok := m.vindex.Score(qv, h.ID); ok {
+			chunks[h.ID] = semHit{vh, m.vecSHALocked(h.ID)}
+		}
 	}
 	return hits, chunks
+}
+
+// vecSHALocked is the SHA-256 of the content key's vectors embed.
+func (m *Materialiser) vecSHALocked(key string) string {
+	if vs := m.vecs[key]; vs != nil {
+		return vs.sha
+	}
+	return ""
 }
 
 // chunkHeading names the section a chunk starting at line is in: the

@@ -1,15 +1,14 @@
 package eval
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/cuedeck/cuedeck/internal/docparse"
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
 )
 
 // Corpus holds a dataset indexed for every mode: the keyword index and,
@@ -18,10 +17,9 @@ type Corpus struct {
 	ds    *Dataset
 	index *search.Index
 	emb   embed.Embedder
-	// vectors[i] embeds a chunk of document chunkDoc[i]; a document's
-	// chunks are consecutive.
-	vectors  [][]float32
-	chunkDoc []int
+	// vectors is the index edges search, int8 rows and all, so the
+	// figures are the product's.
+	vectors *vector.Index
 }
 
 // NewCorpus builds the keyword index of ds.
@@ -53,7 +51,7 @@ type windowed interface {
 // a title and the first sentences of an abstract.
 func docChunks(e embed.Embedder, d Doc) ([]string, error) {
 	window, count := docparse.MaxChunkTokens, tokens.Count
-	if w, ok := e.(windowed); ok {
+	if w, ok := unwrap(e).(windowed); ok {
 		if _, err := w.CountTokens(""); err != nil {
 			return nil, fmt.Errorf("count tokens of %s: %w", e.ModelID(), err)
 		}
@@ -80,7 +78,7 @@ func docChunks(e embed.Embedder, d Doc) ([]string, error) {
 func (c *Corpus) Embed(ctx context.Context, e embed.Embedder, progress func(done, total int)) error {
 	const batch = 64
 	var texts []string
-	c.chunkDoc = c.chunkDoc[:0]
+	var chunkDoc []int // texts[i] is a chunk of document chunkDoc[i]
 	for i, d := range c.ds.Docs {
 		chunks, err := docChunks(e, d)
 		if err != nil {
@@ -91,21 +89,33 @@ func (c *Corpus) Embed(ctx context.Context, e embed.Embedder, progress func(done
 		}
 		texts = append(texts, chunks...)
 		for range chunks {
-			c.chunkDoc = append(c.chunkDoc, i)
+			chunkDoc = append(chunkDoc, i)
 		}
 	}
-	c.emb = e
-	c.vectors = make([][]float32, 0, len(texts))
+	// Queries go to the model itself: a cached query would make the
+	// latency figures of the later modes meaningless.
+	c.emb = unwrap(e)
+	c.vectors = vector.New(e.Dimensions())
+	var pending []vector.Chunk
 	for start := 0; start < len(texts); start += batch {
 		end := min(start+batch, len(texts))
 		vecs, err := e.Embed(ctx, texts[start:end])
 		if err != nil {
 			return fmt.Errorf("embed chunks %d-%d of %d with %s: %w", start, end, len(texts), e.ModelID(), err)
 		}
-		c.vectors = append(c.vectors, vecs...)
+		for i, v := range vecs {
+			n := start + i
+			pending = append(pending, vector.Chunk{StartLine: len(pending) + 1, EndLine: len(pending) + 1, Vector: v})
+			if n+1 == len(texts) || chunkDoc[n+1] != chunkDoc[n] {
+				if err := c.vectors.Upsert(c.ds.Docs[chunkDoc[n]].ID, pending); err != nil {
+					return err
+				}
+				pending = nil
+			}
+		}
 		if progress != nil {
-			done := c.chunkDoc[end-1] + 1
-			if end < len(texts) && c.chunkDoc[end] == c.chunkDoc[end-1] {
+			done := chunkDoc[end-1] + 1
+			if end < len(texts) && chunkDoc[end] == chunkDoc[end-1] {
 				done-- // that document has chunks still to embed
 			}
 			progress(done, len(c.ds.Docs))
@@ -114,9 +124,16 @@ func (c *Corpus) Embed(ctx context.Context, e embed.Embedder, progress func(done
 	return nil
 }
 
-// semanticScores returns every document's cosine with the query: the best
-// of its chunks'.
-func (c *Corpus) semanticScores(ctx context.Context, query string) ([]float64, error) {
+// unwrap returns the model behind a cache.
+func unwrap(e embed.Embedder) embed.Embedder {
+	if u, ok := e.(interface{ Unwrap() embed.Embedder }); ok {
+		return u.Unwrap()
+	}
+	return e
+}
+
+// queryVector embeds the query.
+func (c *Corpus) queryVector(ctx context.Context, query string) ([]float32, error) {
 	if c.emb == nil {
 		return nil, fmt.Errorf("semantic mode needs the corpus embedded first")
 	}
@@ -124,20 +141,7 @@ func (c *Corpus) semanticScores(ctx context.Context, query string) ([]float64, e
 	if err != nil {
 		return nil, fmt.Errorf("embed query with %s: %w", c.emb.ModelID(), err)
 	}
-	scores := make([]float64, len(c.ds.Docs))
-	for i := range scores {
-		scores[i] = -2 // below any cosine
-	}
-	for i, v := range c.vectors {
-		var dot float32
-		for j, x := range qv[0] {
-			dot += x * v[j]
-		}
-		if d := c.chunkDoc[i]; float64(dot) > scores[d] {
-			scores[d] = float64(dot)
-		}
-	}
-	return scores, nil
+	return qv[0], nil
 }
 
 // keywordScores returns the BM25F score of every document that matches the
@@ -151,18 +155,6 @@ func (c *Corpus) keywordScores(query string) map[string]float64 {
 	return scores
 }
 
-// top returns the k best hits, best first, ties by id.
-func top(hits []search.Hit, k int) []search.Hit {
-	hits = slices.Clone(hits)
-	slices.SortFunc(hits, func(a, b search.Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return hits[:min(k, len(hits))]
-}
-
 func ids(hits []search.Hit, k int) []string {
 	out := make([]string, 0, min(k, len(hits)))
 	for _, h := range hits[:min(k, len(hits))] {
@@ -171,55 +163,15 @@ func ids(hits []search.Hit, k int) []string {
 	return out
 }
 
-// pool is how many candidates fusion draws from each side.
-const pool = 100
-
-// docHits pairs every document with its score in scores, in corpus order.
-func (c *Corpus) docHits(scores []float64) []search.Hit {
-	hits := make([]search.Hit, len(scores))
-	for i, s := range scores {
-		hits[i] = search.Hit{ID: c.ds.Docs[i].ID, Score: s}
-	}
-	return hits
-}
-
-// candidates returns the fusion candidates of a query, the union of each
-// side's top pool, twice over in the same order: with their semantic and
-// with their keyword scores. Every candidate has both, since every
-// document has a cosine and BM25 scores any document (0 when no query
-// term matches), so fusion never has to guess a score for a document that
-// one side ranked just below its cut. Counting such a document as 0 on
-// that side, as fusing the two top lists does, cost hybrid nDCG@10 on
-// SciFact 0.28 (0.32 against 0.60 with the same min-max normalisation).
-func (c *Corpus) candidates(sem []float64, kw map[string]float64) (semantic, keyword []search.Hit) {
-	semAll := c.docHits(sem)
-	kwAll := make([]search.Hit, 0, len(kw))
-	for id, s := range kw {
-		kwAll = append(kwAll, search.Hit{ID: id, Score: s})
-	}
-	semScore := make(map[string]float64, len(semAll))
-	for _, h := range semAll {
-		semScore[h.ID] = h.Score
-	}
-	seen := make(map[string]bool, 2*pool)
-	for _, h := range append(top(semAll, pool), top(kwAll, pool)...) {
-		if seen[h.ID] {
-			continue
-		}
-		seen[h.ID] = true
-		semantic = append(semantic, search.Hit{ID: h.ID, Score: semScore[h.ID]})
-		keyword = append(keyword, search.Hit{ID: h.ID, Score: kw[h.ID]})
-	}
-	return semantic, keyword
-}
-
 // Ranker returns the ranker of a mode: keyword, semantic, hybrid (seed
 // 002's 70% semantic + 30% keyword after per-query normalisation,
 // search.FuseWeighted) or rrf (seed 004's reciprocal rank fusion, k = 60).
-// Fusion modes rank the candidates of both sides' top 100, each with both
-// of its scores; rrf ranks each candidate on both sides too, where fusing
-// the two top-100 lists gave a document missing from one list nothing
-// from it (SciFact nDCG@10 0.49 against 0.45 before passages).
+// Semantic search runs on the edges' vector index (pkg/core/vector, int8
+// rows); fusion modes rank, as the edges do, the candidates of both sides'
+// top search.FusionPool, each with both of its scores (search.Candidates);
+// rrf ranks each candidate on both sides too, where fusing the two top-100
+// lists gave a document missing from one list nothing from it (SciFact
+// nDCG@10 0.49 against 0.45 before passages).
 func (c *Corpus) Ranker(mode string) (Ranker, error) {
 	switch mode {
 	case "keyword":
@@ -234,20 +186,31 @@ func (c *Corpus) Ranker(mode string) (Ranker, error) {
 		return nil, fmt.Errorf("unknown mode %q (keyword, semantic, hybrid, rrf)", mode)
 	}
 	return RankerFunc(func(ctx context.Context, q string, k int) ([]string, error) {
-		sem, err := c.semanticScores(ctx, q)
+		qv, err := c.queryVector(ctx, q)
 		if err != nil {
 			return nil, err
 		}
+		var semTop []search.Hit
+		for _, h := range c.vectors.Search(qv, max(k, search.FusionPool), nil) {
+			semTop = append(semTop, search.Hit{ID: h.ID, Score: h.Score})
+		}
 		if mode == "semantic" {
-			return ids(top(c.docHits(sem), k), k), nil
+			return ids(semTop, k), nil
 		}
-		semHits, kwHits := c.candidates(sem, c.keywordScores(q))
+		// Both scores of every candidate, as the edges fuse them.
+		kw := c.keywordScores(q)
+		kwTop := c.index.Search(q, max(k, search.FusionPool))
+		semanticOf := func(id string) (float64, bool) {
+			h, ok := c.vectors.Score(qv, id)
+			return h.Score, ok
+		}
+		keywordOf := func(id string) (float64, bool) {
+			s, ok := kw[id]
+			return s, ok
+		}
 		if mode == "hybrid" {
-			return ids(search.FuseWeighted(semHits, kwHits, search.HybridSemanticWeight, search.HybridKeywordWeight), k), nil
+			return ids(search.FuseHybrid(semTop, kwTop, semanticOf, keywordOf), k), nil
 		}
-		// Reciprocal rank fusion ranks each candidate on both sides, but
-		// among documents no query term matches BM25 has no order to give.
-		matched := slices.DeleteFunc(slices.Clone(kwHits), func(h search.Hit) bool { return h.Score <= search.KeywordFloor })
-		return ids(search.FuseRRF(search.RRFK, top(semHits, len(semHits)), top(matched, len(matched))), k), nil
+		return ids(search.FuseCandidatesRRF(semTop, kwTop, semanticOf, keywordOf), k), nil
 	}), nil
 }

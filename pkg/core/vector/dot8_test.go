@@ -61,3 +61,24 @@ func TestDotRowMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+func TestScoreAgreesWithSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	ix := New(32)
+	for i := range 50 {
+		must(t, ix.Upsert(string(rune('A'+i)), randomChunks(rng, 1+i%4, 32)))
+	}
+	q := unit(rng, 32)
+	for _, h := range ix.Search(q, 50, nil) {
+		got, ok := ix.Score(q, h.ID)
+		if !ok || got != h {
+			t.Fatalf("Score(%s) = %+v, %v; Search gave %+v", h.ID, got, ok, h)
+		}
+	}
+	if _, ok := ix.Score(q, "missing"); ok {
+		t.Fatal("Score of an unknown id")
+	}
+	if _, ok := ix.Score(q[:3], "A"); ok {
+		t.Fatal("Score of a short query")
+	}
+}

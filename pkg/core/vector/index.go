@@ -414,3 +414,28 @@ func dotF8(a []float32, b []int8) float32 {
 	}
 	return s0 + s1 + s2 + s3
 }
+
+// Score returns id's best chunk for query, as Search would rank it; ok is
+// false when id has no vectors or the query's length is not Dimensions.
+// Fusion uses it for documents keyword search found and Search did not.
+func (ix *Index) Score(query []float32, id string) (hit Hit, ok bool) {
+	if len(query) != ix.dims {
+		return Hit{}, false
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	slot, ok := ix.byID[id]
+	if !ok {
+		return Hit{}, false
+	}
+	d := ix.docs[slot]
+	b := bestRow{row: -1}
+	for r := d.first; r < d.first+d.n; r++ {
+		s := ix.scales[r] * dotRow(query, ix.codes[r*ix.dims:(r+1)*ix.dims])
+		if b.row < 0 || s > b.score {
+			b = bestRow{s, int32(r)}
+		}
+	}
+	l := ix.lines[b.row]
+	return Hit{ID: id, Score: float64(b.score), Chunk: int(b.row) - d.first, StartLine: int(l.start), EndLine: int(l.end)}, true
+}
