@@ -31,7 +31,9 @@ func TestEvalSciFactHybridBeatsKeyword(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/cue: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "eval", "beir", data, "--json")
+	// A fresh vector cache: the run embeds every passage, as a first run
+	// on a new machine does, and leaves nothing in the user's cache.
+	cmd := exec.Command(bin, "eval", "beir", data, "--json", "--cache", t.TempDir())
 	cmd.Stderr = os.Stderr // progress, so a slow run shows where it is
 	out, err := cmd.Output()
 	if err != nil {
