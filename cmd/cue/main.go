@@ -19,6 +19,10 @@ Usage:
   cue mcp                       serve MCP over stdio (starts the daemon if none runs)
   cue status [--json]           what is indexed, skipped, lagging, dead-lettered
   cue down                      stop this workspace's daemon gracefully
+  cue scene  [CARD_ID] [--token-limit N] [--dry-run|-d]
+                                write the active card's scene to .cuedeck/SCENE.md and the clipboard
+  cue doctor                    check config, frontmatter, links, card cycles and the daemon
+  cue clean                     remove the workspace cache (refused while a daemon runs)
   cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
   cue version
 
@@ -54,6 +58,12 @@ func run(args []string) error {
 		return cmdStatus(rest)
 	case "down":
 		return cmdDown(rest)
+	case "scene":
+		return cmdScene(rest)
+	case "doctor":
+		return cmdDoctor(rest)
+	case "clean":
+		return cmdClean(rest)
 	case "eval":
 		return cmdEval(rest)
 	case "version", "--version":

@@ -178,8 +178,18 @@ func pack(sw scene.Sandwich, budget int) Result {
 	}
 	res := Result{Budget: budget}
 	b := budget - tokens.Count("\n"+scene.TruncationWarning+"\n")
+	// Re-renders count the same units again; count each once.
+	counted := map[string]int{}
+	estimate := func(s string) int {
+		n, ok := counted[s]
+		if !ok {
+			n = tokens.Count(s)
+			counted[s] = n
+		}
+		return n
+	}
 	for range 8 {
-		r := scene.Packer{Budget: b}.Render(sw)
+		r := scene.Packer{Budget: b, Estimate: estimate}.Render(sw)
 		if r.Focus == 0 && len(sw.Focus) > 0 {
 			if len(sw.Rules) > 0 {
 				sw.Rules = nil // the root card matters more than the rules

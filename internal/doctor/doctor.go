@@ -1,0 +1,441 @@
+// Package doctor is `cue doctor`: it checks a workspace's config syntax,
+// the YAML frontmatter of its markdown and cards, its links and anchors,
+// the dependency cycles among its cards and, when a daemon runs, its
+// dead-lettered events and consumer lag, and prints each problem with its
+// file, line and a caret under the column.
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/scenes"
+	"github.com/cuedeck/cuedeck/internal/status"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/core/graph"
+	"github.com/cuedeck/cuedeck/pkg/core/markdown"
+)
+
+// Severity orders findings; only errors make the doctor fail.
+type Severity int
+
+// The severities.
+const (
+	Note Severity = iota
+	Warning
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// Finding is one problem, or a note about a check that did not run.
+type Finding struct {
+	Severity Severity
+	Check    string // "config", "frontmatter", "link", "anchor", "cycle", "daemon"
+	File     string // workspace-relative; "" when about no file
+	Line     int    // 1-indexed; 0 for none
+	Col      int    // 1-indexed rune column; 0 for none
+	Msg      string
+	Source   string // the text of Line, for the caret
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Findings []Finding
+	// Files counts the markdown files checked.
+	Files int
+}
+
+// Errors counts the findings of severity Error.
+func (r Report) Errors() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == Error {
+			n++
+		}
+	}
+	return n
+}
+
+// validStatus are the card statuses.
+var validStatus = map[string]bool{"todo": true, "active": true, "done": true, "archived": true}
+
+// Run checks ws. ctx bounds the daemon check.
+func Run(ctx context.Context, ws *workspace.Workspace) (Report, error) {
+	var r Report
+	checkConfig(ws, &r)
+	root, err := os.OpenRoot(ws.Root)
+	if err != nil {
+		return r, err
+	}
+	defer root.Close()
+	fsys := root.FS()
+	files, err := markdownFiles(fsys)
+	if err != nil {
+		return r, err
+	}
+	r.Files = len(files)
+	docs := map[string]markdown.Document{}
+	srcs := map[string][]byte{}
+	for _, p := range files {
+		src, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			r.add(Finding{Severity: Error, Check: "read", File: p, Msg: err.Error()})
+			continue
+		}
+		srcs[p], docs[p] = src, markdown.Parse(src)
+	}
+	for _, p := range files {
+		if src, ok := srcs[p]; ok {
+			checkFrontmatter(p, src, docs[p], &r)
+			checkLinks(fsys, p, src, docs[p], docs, &r)
+		}
+	}
+	checkCycles(fsys, &r)
+	checkDaemon(ctx, ws, &r)
+	return r, nil
+}
+
+func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }
+
+var lineRE = regexp.MustCompile(`line (\d+)`)
+
+func checkConfig(ws *workspace.Workspace, r *Report) {
+	if _, err := ws.LoadConfig(); err != nil {
+		f := Finding{Severity: Error, Check: "config", File: workspace.ConfigFile, Msg: err.Error()}
+		if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+			f.Line, _ = strconv.Atoi(m[1])
+			if src, err := os.ReadFile(ws.Path(workspace.ConfigFile)); err == nil {
+				f.Source = lineOf(src, f.Line)
+				f.Col = firstNonSpace(f.Source)
+			}
+			// The path is in the location already.
+			if _, rest, ok := strings.Cut(f.Msg, fmt.Sprintf("line %d: ", f.Line)); ok {
+				f.Msg = rest
+			}
+		}
+		r.add(f)
+	}
+}
+
+// skipDirs are never walked for markdown.
+var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "target": true, "dist": true, "build": true}
+
+// markdownFiles lists the workspace's .md files: everywhere but hidden
+// directories (.cuedeck is walked, its cache is not) and vendored trees.
+func markdownFiles(fsys fs.FS) ([]string, error) {
+	var out []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == "." {
+				return err
+			}
+			return nil // unreadable entries are not the doctor's business
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != "." && ((strings.HasPrefix(name, ".") && p != workspace.MetaDir) || skipDirs[name] || p == workspace.CacheDir) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.EqualFold(path.Ext(p), ".md") && p != scenes.SceneFile {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func isCard(p string) bool { return path.Dir(p) == scenes.CardsDir }
+
+func checkFrontmatter(p string, src []byte, doc markdown.Document, r *Report) {
+	if fe := doc.FrontmatterErr; fe != nil {
+		line := lineOf(src, fe.Line)
+		r.add(Finding{Severity: Error, Check: "frontmatter", File: p, Line: fe.Line, Col: yamlColumn(line, fe.Msg), Msg: fe.Msg, Source: line})
+		return
+	}
+	if !isCard(p) {
+		return
+	}
+	if doc.Frontmatter == nil {
+		r.add(Finding{Severity: Error, Check: "frontmatter", File: p, Line: 1, Col: 1, Source: lineOf(src, 1),
+			Msg: "card has no frontmatter; start it with a --- block holding id, title and status"})
+		return
+	}
+	for _, key := range []string{"id", "title", "status"} {
+		if _, ok := doc.Frontmatter[key]; !ok {
+			r.add(Finding{Severity: Warning, Check: "frontmatter", File: p, Line: 1, Msg: fmt.Sprintf("card has no %s", key)})
+		}
+	}
+	if s, ok := doc.Frontmatter["status"]; ok {
+		if str, _ := s.(string); !validStatus[str] {
+			n, line, col := keyLine(src, "status")
+			r.add(Finding{Severity: Error, Check: "frontmatter", File: p, Line: n, Col: col, Source: line,
+				Msg: fmt.Sprintf("status %v is not one of todo, active, done, archived", s)})
+		}
+	}
+}
+
+// keyLine finds a top-level frontmatter key: its line number, text and the
+// column of its value.
+func keyLine(src []byte, key string) (int, string, int) {
+	for i, line := range strings.Split(string(src), "\n") {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			return i + 1, line, len([]rune(key)) + 2 + (len(rest) - len(strings.TrimLeft(rest, " ")))
+		}
+	}
+	return 1, "", 0
+}
+
+// yamlColumn guesses where on line the YAML parser stumbled; the parser
+// reports only lines.
+func yamlColumn(line, msg string) int {
+	if i := strings.IndexByte(line, '\t'); i >= 0 {
+		return runeCol(line, i)
+	}
+	if strings.Contains(msg, "mapping values") {
+		if first := strings.IndexByte(line, ':'); first >= 0 {
+			if j := strings.IndexByte(line[first+1:], ':'); j >= 0 {
+				return runeCol(line, first+1+j)
+			}
+		}
+	}
+	if strings.Contains(msg, "cannot start any token") {
+		if i := strings.IndexAny(line, "@`%"); i >= 0 {
+			return runeCol(line, i)
+		}
+	}
+	return firstNonSpace(line)
+}
+
+func runeCol(line string, byteIdx int) int { return len([]rune(line[:byteIdx])) + 1 }
+
+func firstNonSpace(line string) int {
+	t := strings.TrimLeft(line, " \t")
+	if t == "" {
+		return 1
+	}
+	return runeCol(line, len(line)-len(t))
+}
+
+func lineOf(src []byte, n int) string {
+	lines := strings.Split(string(src), "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return strings.TrimRight(lines[n-1], "\r")
+}
+
+func checkLinks(fsys fs.FS, p string, src []byte, doc markdown.Document, docs map[string]markdown.Document, r *Report) {
+	for _, l := range doc.Links {
+		if l.Kind == markdown.KindExternal {
+			continue
+		}
+		line := lineOf(src, l.Line)
+		col := 0
+		needle := l.Target
+		if needle == "" {
+			needle = "#" + l.Anchor
+		}
+		if i := strings.Index(line, needle); i >= 0 {
+			col = runeCol(line, i)
+		}
+		target := p
+		if l.Target != "" {
+			t, ok := scenes.Resolve(fsys, p, l)
+			if !ok {
+				r.add(Finding{Severity: Error, Check: "link", File: p, Line: l.Line, Col: col, Source: line,
+					Msg: fmt.Sprintf("dead link: %s does not exist", l.Target)})
+				continue
+			}
+			target = t
+		}
+		if l.Anchor == "" || !strings.EqualFold(path.Ext(target), ".md") {
+			continue
+		}
+		td, ok := docs[target]
+		if !ok {
+			src, err := fs.ReadFile(fsys, target)
+			if err != nil {
+				continue
+			}
+			td = markdown.Parse(src)
+			docs[target] = td
+		}
+		if markdown.FindHeading(td, l.Anchor) < 0 {
+			if i := strings.Index(line, "#"+l.Anchor); i >= 0 {
+				col = runeCol(line, i)
+			}
+			r.add(Finding{Severity: Error, Check: "anchor", File: p, Line: l.Line, Col: col, Source: line,
+				Msg: fmt.Sprintf("dead anchor: %s has no heading %q", target, l.Anchor)})
+		}
+	}
+}
+
+// checkCycles looks for a cycle among cards through depends_on and links
+// from card to card.
+func checkCycles(fsys fs.FS, r *Report) {
+	cards, err := scenes.Cards(fsys)
+	if err != nil || len(cards) == 0 {
+		return
+	}
+	byPath := map[string]scenes.Card{}
+	byID := map[string]scenes.Card{}
+	for _, c := range cards {
+		byPath[c.Path], byID[c.ID] = c, c
+	}
+	g := graph.New()
+	for _, c := range cards {
+		g.AddNode(c.ID)
+		for _, d := range c.DependsOn {
+			if _, ok := byID[d]; ok {
+				g.AddEdge(c.ID, d)
+			} else {
+				n, line, col := keyLine(c.Src, "depends_on")
+				if i := strings.Index(line, d); i >= 0 {
+					col = runeCol(line, i)
+				}
+				r.add(Finding{Severity: Error, Check: "link", File: c.Path, Line: n, Col: col, Source: line,
+					Msg: fmt.Sprintf("depends_on names card %q, which does not exist", d)})
+			}
+		}
+		for _, l := range c.Doc.Links {
+			if t, ok := scenes.Resolve(fsys, c.Path, l); ok {
+				if d, ok := byPath[t]; ok && d.ID != c.ID {
+					g.AddEdge(c.ID, d.ID)
+				}
+			}
+		}
+	}
+	cyc := g.Cycle()
+	if cyc == nil {
+		return
+	}
+	first := byID[cyc[0]]
+	n, line, col := keyLine(first.Src, "depends_on")
+	if line == "" {
+		n, line, col = 1, "", 0
+	}
+	r.add(Finding{Severity: Error, Check: "cycle", File: first.Path, Line: n, Col: col, Source: line,
+		Msg: fmt.Sprintf("dependency cycle (error %d): %s", scenes.CodeCycle, graph.FormatPath(cyc))})
+}
+
+func checkDaemon(ctx context.Context, ws *workspace.Workspace, r *Report) {
+	info, err := ws.ReadDaemonInfo()
+	if errors.Is(err, workspace.ErrNoDaemon) || (err == nil && info.NATSURL == "") {
+		r.add(Finding{Severity: Note, Check: "daemon", Msg: "no daemon runs: dead letters and consumer lag not checked (start one with `cue up`)"})
+		return
+	}
+	if err != nil {
+		r.add(Finding{Severity: Warning, Check: "daemon", Msg: err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: "cue-doctor"})
+	if err != nil {
+		r.add(Finding{Severity: Warning, Check: "daemon", Msg: fmt.Sprintf("daemon pid %d unreachable: %v", info.PID, err)})
+		return
+	}
+	defer conn.Close()
+	rep, err := status.Collect(ctx, conn.JS)
+	if err != nil {
+		r.add(Finding{Severity: Warning, Check: "daemon", Msg: fmt.Sprintf("reading the pipeline: %v", err)})
+		return
+	}
+	if rep.DeadLetters > 0 {
+		msg := fmt.Sprintf("%d events dead-lettered", rep.DeadLetters)
+		for _, d := range rep.RecentDead {
+			msg += fmt.Sprintf("\n    %s (consumer %s, %s deliveries): %s", d.Subject, d.Consumer, d.Deliveries, d.Error)
+		}
+		r.add(Finding{Severity: Warning, Check: "daemon", Msg: msg + "\n    see `cue status`"})
+	}
+	sort.Slice(rep.Consumers, func(i, j int) bool { return rep.Consumers[i].Pending > rep.Consumers[j].Pending })
+	for _, c := range rep.Consumers {
+		if c.Pending > 0 || c.AckPending > 0 {
+			r.add(Finding{Severity: Note, Check: "daemon", Msg: fmt.Sprintf("consumer %s/%s lags: %d pending, %d awaiting ack", c.Stream, c.Name, c.Pending, c.AckPending)})
+		}
+	}
+	if rep.DeadLetters == 0 {
+		r.add(Finding{Severity: Note, Check: "daemon", Msg: fmt.Sprintf("daemon pid %d: no dead letters", info.PID)})
+	}
+}
+
+// Print writes the findings, errors first, miette-style: the message, the
+// location, the source line and a caret under the column. colour adds ANSI
+// colours.
+func (r Report) Print(w io.Writer, colour bool) {
+	paint := func(code, s string) string {
+		if !colour {
+			return s
+		}
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	fs := append([]Finding(nil), r.Findings...)
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Severity != fs[j].Severity {
+			return fs[i].Severity > fs[j].Severity
+		}
+		if fs[i].File != fs[j].File {
+			return fs[i].File < fs[j].File
+		}
+		return fs[i].Line < fs[j].Line
+	})
+	colours := map[Severity]string{Error: "1;31", Warning: "1;33", Note: "1;36"}
+	for _, f := range fs {
+		fmt.Fprintf(w, "%s[%s]: %s\n", paint(colours[f.Severity], f.Severity.String()), f.Check, f.Msg)
+		if f.File == "" {
+			continue
+		}
+		loc := f.File
+		if f.Line > 0 {
+			loc += ":" + strconv.Itoa(f.Line)
+			if f.Col > 0 {
+				loc += ":" + strconv.Itoa(f.Col)
+			}
+		}
+		fmt.Fprintf(w, "  %s %s\n", paint("34", "-->"), loc)
+		if f.Source == "" || f.Line == 0 {
+			continue
+		}
+		num := strconv.Itoa(f.Line)
+		pad := strings.Repeat(" ", len(num))
+		bar := paint("34", "|")
+		src := strings.ReplaceAll(f.Source, "\t", " ")
+		fmt.Fprintf(w, "  %s %s\n  %s %s %s\n", pad, bar, paint("34", num), bar, src)
+		if f.Col > 0 {
+			fmt.Fprintf(w, "  %s %s %s%s\n", pad, bar, strings.Repeat(" ", f.Col-1), paint(colours[f.Severity], "^"))
+		}
+	}
+	errs, warns := r.Errors(), 0
+	for _, f := range r.Findings {
+		if f.Severity == Warning {
+			warns++
+		}
+	}
+	summary := fmt.Sprintf("%d markdown files checked: %d errors, %d warnings", r.Files, errs, warns)
+	if errs == 0 {
+		summary = paint("32", summary)
+	}
+	fmt.Fprintln(w, summary)
+}
