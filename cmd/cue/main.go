@@ -21,6 +21,8 @@ Usage:
   cue down                      stop this workspace's daemon gracefully
   cue scene  [CARD_ID] [--token-limit N] [--dry-run|-d]
                                 write the active card's scene to .cuedeck/SCENE.md and the clipboard
+  cue watch  [CARD_ID] [--token-limit N]
+                                re-render the scene on every change (debounced 500 ms)
   cue doctor                    check config, frontmatter, links, card cycles and the daemon
   cue clean                     remove the workspace cache (refused while a daemon runs)
   cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
@@ -60,6 +62,8 @@ func run(args []string) error {
 		return cmdDown(rest)
 	case "scene":
 		return cmdScene(rest)
+	case "watch":
+		return cmdWatch(rest)
 	case "doctor":
 		return cmdDoctor(rest)
 	case "clean":

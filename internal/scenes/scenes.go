@@ -438,7 +438,11 @@ func horizon(fsys fs.FS, focus []scene.FocusFile) []scene.HorizonEntry {
 	sort.SliceStable(dirs, func(i, j int) bool { return hot[dirs[i]] && !hot[dirs[j]] })
 	var out []scene.HorizonEntry
 	for _, d := range dirs[:min(len(dirs), maxHorizon)] {
-		out = append(out, scene.HorizonEntry{Path: d + "/", Summary: fmt.Sprintf("%d entries", count[d])})
+		summary := fmt.Sprintf("%d entries", count[d])
+		if count[d] == 1 {
+			summary = "1 entry"
+		}
+		out = append(out, scene.HorizonEntry{Path: d + "/", Summary: summary})
 	}
 	return out
 }
