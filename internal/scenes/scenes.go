@@ -198,12 +198,12 @@ func pack(sw scene.Sandwich, budget int) Result {
 			break // the root alone does not fit
 		}
 		md, _ := guard.Redact(r.Markdown)
-		n := tokens.Count(md)
+		n, joins := countParts(md, estimate)
 		res.Markdown, res.Tokens, res.Included, res.Truncated = md, n, r.Focus, r.Truncated
-		if n < budget {
+		if n+joins < budget {
 			return res
 		}
-		b -= n - budget + 8
+		b -= n + joins - budget + 8
 	}
 	// The root card alone: whole, over budget, and the rest marked missing.
 	only := scene.Sandwich{Focus: sw.Focus[:min(1, len(sw.Focus))]}
@@ -217,6 +217,24 @@ func pack(sw scene.Sandwich, budget int) Result {
 	res.Tokens, res.Included = tokens.Count(res.Markdown), len(only.Focus)
 	res.OverBudget = res.Tokens >= budget
 	return res
+}
+
+// countParts counts md as the sum of its parts cut before each focus
+// heading, so that the focus files, counted while packing, are looked up
+// rather than counted again; this halves the cost of a scene. The sum is
+// the count of the whole within a token or so per join, and in practice
+// above it, since a join splits the blank line the encoder would take as
+// one token; callers keep a token per join in hand.
+func countParts(md string, estimate func(string) int) (n, joins int) {
+	for {
+		i := strings.Index(md, "\n\n### ")
+		if i < 0 {
+			return n + estimate(md), joins
+		}
+		n += estimate(md[:i+1])
+		md = md[i+1:]
+		joins++
+	}
 }
 
 func (b *builder) parse(p string) (*parsed, error) {
@@ -318,6 +336,9 @@ func (b *builder) add(id string) bool {
 	n := &node{id: id, display: p, file: p, text: string(f.src), links: f.doc.Links}
 	if slug != "" {
 		i := markdown.FindHeading(f.doc, slug)
+		if i < 0 {
+			return false
+		}
 		h := f.doc.Headings[i]
 		n.display = p + "#" + h.Text
 		n.text, _, _, _ = markdown.Section(f.src, f.doc, slug)
