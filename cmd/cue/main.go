@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
 
@@ -38,6 +39,10 @@ func main() {
 		var le *workspace.LockError
 		if errors.As(err, &le) {
 			os.Exit(7)
+		}
+		var ce *scenes.CycleError
+		if errors.As(err, &ce) {
+			os.Exit(2) // error 1002, as 1007 exits 7
 		}
 		os.Exit(1)
 	}

@@ -62,7 +62,11 @@ func TestSceneCycleFails(t *testing.T) {
 	writeFile(t, dir, ".cuedeck/cards/a.md", "---\nid: a\nstatus: active\ndepends_on: [b]\n---\n")
 	writeFile(t, dir, ".cuedeck/cards/b.md", "---\nid: b\nstatus: todo\ndepends_on: [a]\n---\n")
 	out, err := exec.Command(bin("cue"), "scene", "--workspace", dir, "-d").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "1002") || !strings.Contains(string(out), "a -> b -> a") {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Errorf("exit: %v, want code 2", err)
+	}
+	if !strings.Contains(string(out), "1002") || !strings.Contains(string(out), "a -> b -> a") {
 		t.Errorf("cue scene on a cycle: err %v, output:\n%s", err, out)
 	}
 }

@@ -134,6 +134,29 @@ func TestBuildFitsSmallScenesWhole(t *testing.T) {
 	}
 }
 
+func TestBuildKeepsAnOversizedRootWhole(t *testing.T) {
+	dir := t.TempDir()
+	body := filler(600)
+	writeFiles(t, dir, map[string]string{
+		".cuedeck/cards/a.md": card("a", "active", body+"\nSee @docs/api.md."),
+		".cuedeck/rules.md":   "- Rule one.\n",
+		"docs/api.md":         "# API\n\nhello\n",
+	})
+	res, err := Build(openRoot(t, dir).FS(), Options{Budget: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OverBudget || !res.Truncated || res.Included != 1 {
+		t.Errorf("over budget %v, truncated %v, included %d; want true, true, 1", res.OverBudget, res.Truncated, res.Included)
+	}
+	if !strings.Contains(res.Markdown, strings.TrimSpace(body)) {
+		t.Errorf("root card not whole")
+	}
+	if !strings.HasSuffix(strings.TrimRight(res.Markdown, "\n"), scene.TruncationWarning) {
+		t.Errorf("no truncation warning at the end")
+	}
+}
+
 func TestBuildCycleIs1002WithPath(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
