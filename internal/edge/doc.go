@@ -5,7 +5,6 @@
 // semantic, hybrid, rrf, and the import and link graph for structural
 // questions) and read_doc calls from them. With a tasks.Board (WithBoard)
 // it also serves the task tools, writing through the board's optimistic
-// appends. The MCP server and the NATS
-// query service expose an Edge as a tools.Caller; cmd/mcp-edge and
-// `cue up` wire it to JetStream.
+// appends. The MCP server and the NATS query service expose an Edge as a
+// tools.Caller; cmd/mcp-edge and `cue up` wire it to JetStream.
 package edge

@@ -235,6 +235,11 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 		}
 		return events.TaskEvent{Op: events.TaskCreated, Task: created, Actor: e.actor, Source: SourceMCP}, nil
 	})
+	var missing *tasks.MissingDependencyError
+	if errors.As(err, &missing) {
+		// The id was only proposed; naming it would mislead.
+		return nil, tools.DependencyNotFound("", missing.Missing)
+	}
 	if err != nil {
 		return nil, taskError(err)
 	}

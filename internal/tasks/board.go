@@ -259,14 +259,18 @@ func (b *Board) Append(ctx context.Context, ev events.TaskEvent, validate func(c
 // cycle) holds on the state the event is appended to. build must not keep or
 // modify the map.
 //
-// It returns the event's stream sequence once the Board has applied it, so
-// reads after Mutate see the write. An error from build is returned as is;
+// When build fails, Mutate first catches up with the stream and tries once
+// more, so a lagging board does not refuse what the log allows (a task
+// another edge just created). It returns the event's stream sequence once
+// the Board has applied it, so reads after Mutate see the write. An error
+// from build on the caught-up state is returned as is;
 // ErrConflict if every attempt lost the race; otherwise a publish error.
 func (b *Board) Mutate(ctx context.Context, repo string, build func(current map[string]events.Task) (events.TaskEvent, error)) (uint64, error) {
 	if err := events.ValidateRepo(repo); err != nil {
 		return 0, err
 	}
 	pause := 2 * time.Millisecond
+	synced := false
 	for attempt := 0; attempt < MaxAttempts; attempt++ {
 		var (
 			ev  events.TaskEvent
@@ -283,7 +287,17 @@ func (b *Board) Mutate(ctx context.Context, repo string, build func(current map[
 		ev, err = build(current)
 		b.mu.RUnlock()
 		if err != nil {
-			return 0, err
+			// This board may lag the stream (a task another edge just
+			// created): refuse only on the state of the whole log.
+			if synced {
+				return 0, err
+			}
+			if err := b.Sync(ctx); err != nil {
+				return 0, err
+			}
+			synced = true
+			attempt--
+			continue
 		}
 		ev.Repo = repo
 		ack, err := b.publish(ctx, ev, seq)
@@ -300,6 +314,7 @@ func (b *Board) Mutate(ctx context.Context, repo string, build func(current map[
 		if err := b.Sync(ctx); err != nil {
 			return 0, err
 		}
+		synced = true
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
