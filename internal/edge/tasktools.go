@@ -72,7 +72,8 @@ func nullable(s string) *string {
 	return &s
 }
 
-// listTasks is seed 002 §3. Tasks come in order of creation, then id.
+// listTasks is seed 002 §3. Tasks come in order of creation, then id, as
+// tools.TaskSummary values.
 func (e *Edge) listTasks(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
 	a, err := decodeArgs[tools.ListTasksArgs](tools.ListTasks, args)
 	if err != nil {
@@ -91,29 +92,63 @@ func (e *Edge) listTasks(_ context.Context, args json.RawMessage) (json.RawMessa
 	if err != nil {
 		return nil, tools.InvalidParams(tools.ListTasks, "updated: "+err.Error())
 	}
-	var found []events.Task
-	e.board.View(repo, func(all map[string]events.Task) {
-		for _, t := range all {
-			switch {
-			case a.Status != "" && t.Status != a.Status,
-				a.Priority != "" && t.Priority != a.Priority,
-				a.Assignee != "" && !strings.EqualFold(strings.TrimPrefix(t.Assignee, "@"), strings.TrimPrefix(a.Assignee, "@")),
-				len(a.Tags) > 0 && !anyTag(t.Tags, a.Tags),
-				created != nil && !created(t.Created),
-				updated != nil && !updated(t.Updated):
-				continue
-			}
-			found = append(found, t)
+	// Encoded as it goes, in creation order: over 10k tasks, collecting,
+	// sorting and reflecting on every one would dominate the call.
+	buf := make([]byte, 0, 4096)
+	buf = append(buf, '[')
+	first := true
+	e.board.Ordered(repo, func(t *events.Task) bool {
+		switch {
+		case a.Status != "" && t.Status != a.Status,
+			a.Priority != "" && t.Priority != a.Priority,
+			a.Assignee != "" && !strings.EqualFold(strings.TrimPrefix(t.Assignee, "@"), strings.TrimPrefix(a.Assignee, "@")),
+			len(a.Tags) > 0 && !anyTag(t.Tags, a.Tags),
+			created != nil && !created(t.Created),
+			updated != nil && !updated(t.Updated):
+			return true
 		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = appendSummary(buf, t)
+		return true
 	})
-	slices.SortFunc(found, func(x, y events.Task) int {
-		return cmp.Or(x.Created.Compare(y.Created), strings.Compare(x.ID, y.ID))
-	})
-	out := make([]tools.TaskSummary, len(found))
-	for i, t := range found {
-		out[i] = tools.TaskSummary{ID: t.ID, Title: t.Title, Status: t.Status, Priority: t.Priority, Assignee: nullable(t.Assignee)}
+	return append(buf, ']'), nil
+}
+
+// appendSummary appends t as a tools.TaskSummary, byte for byte what
+// json.Marshal writes.
+func appendSummary(buf []byte, t *events.Task) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = appendJSONString(buf, t.ID)
+	buf = append(buf, `,"title":`...)
+	buf = appendJSONString(buf, t.Title)
+	buf = append(buf, `,"status":`...)
+	buf = appendJSONString(buf, t.Status)
+	buf = append(buf, `,"priority":`...)
+	buf = appendJSONString(buf, t.Priority)
+	buf = append(buf, `,"assignee":`...)
+	if t.Assignee == "" {
+		buf = append(buf, "null"...)
+	} else {
+		buf = appendJSONString(buf, t.Assignee)
 	}
-	return json.Marshal(out)
+	return append(buf, '}')
+}
+
+// appendJSONString appends s as json.Marshal would: plain ASCII directly,
+// anything needing an escape through encoding/json.
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(buf, q...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
 
 func anyTag(have, want []string) bool {

@@ -299,3 +299,16 @@ func TestParseWhen(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendSummaryMatchesMarshal(t *testing.T) {
+	for _, tk := range []events.Task{
+		{ID: "abc123", Title: "plain", Status: "todo", Priority: "low"},
+		{ID: "abc123", Title: `quote " back \ tab 	 <b>&`, Status: "todo", Priority: "low", Assignee: "@dév"},
+		{ID: "abc123", Title: "ünïcødé → \u2028 \x01", Status: "done", Priority: "high", Assignee: "x"},
+	} {
+		want, _ := json.Marshal(tools.TaskSummary{ID: tk.ID, Title: tk.Title, Status: tk.Status, Priority: tk.Priority, Assignee: nullable(tk.Assignee)})
+		if got := appendSummary(nil, &tk); !bytes.Equal(got, want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+}

@@ -49,6 +49,47 @@ type repoState struct {
 	// seq is the stream sequence of the last message on the repo's
 	// subject: what the next publish expects.
 	seq uint64
+	// order is the tasks in creation order (then id), copies kept
+	// contiguous so listing neither sorts nor looks up; pos indexes it by
+	// id. Stale when dirty, and rebuilt by the next reader.
+	order []events.Task
+	pos   map[string]int
+	dirty bool
+}
+
+func compareTasks(x, y *events.Task) int {
+	if c := x.Created.Compare(y.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(x.ID, y.ID)
+}
+
+// noteLocked keeps order up to date after t replaced old (existed) or was
+// added: appends and updates in place are the common cases and stay cheap.
+func (r *repoState) noteLocked(t, old events.Task, existed bool) {
+	switch {
+	case r.dirty:
+	case existed && old.Created.Equal(t.Created):
+		r.order[r.pos[t.ID]] = t
+	case !existed && (len(r.order) == 0 || compareTasks(&r.order[len(r.order)-1], &t) < 0):
+		r.pos[t.ID] = len(r.order)
+		r.order = append(r.order, t)
+	default:
+		r.dirty = true
+	}
+}
+
+func (r *repoState) rebuildOrderLocked() {
+	if !r.dirty {
+		return
+	}
+	r.order = slices.AppendSeq(r.order[:0], maps.Values(r.tasks))
+	slices.SortFunc(r.order, func(x, y events.Task) int { return compareTasks(&x, &y) })
+	clear(r.pos)
+	for i, t := range r.order {
+		r.pos[t.ID] = i
+	}
+	r.dirty = false
 }
 
 // Board is the materialised task state of every repo. Run feeds it; it is
@@ -139,8 +180,13 @@ func (b *Board) apply(msg jetstream.Msg) {
 	}
 	switch te.Op {
 	case events.TaskDeleted:
-		delete(r.tasks, te.Task.ID)
+		if _, ok := r.tasks[te.Task.ID]; ok {
+			delete(r.tasks, te.Task.ID)
+			r.dirty = true
+		}
 	default:
+		old, existed := r.tasks[te.Task.ID]
+		r.noteLocked(te.Task, old, existed)
 		r.tasks[te.Task.ID] = te.Task
 	}
 }
@@ -148,7 +194,7 @@ func (b *Board) apply(msg jetstream.Msg) {
 func (b *Board) repoLocked(repo string) *repoState {
 	r := b.repos[repo]
 	if r == nil {
-		r = &repoState{tasks: make(map[string]events.Task)}
+		r = &repoState{tasks: make(map[string]events.Task), pos: make(map[string]int)}
 		b.repos[repo] = r
 	}
 	return r
@@ -225,6 +271,33 @@ func (b *Board) View(repo string, fn func(tasks map[string]events.Task)) {
 		m = r.tasks
 	}
 	fn(m)
+}
+
+// Ordered calls fn with repo's tasks in creation order (ties by id) until
+// fn returns false, under a read lock: fn must not keep or modify t and
+// should be quick. list_tasks uses it to list without sorting.
+func (b *Board) Ordered(repo string, fn func(t *events.Task) bool) {
+	var r *repoState
+	for {
+		b.mu.RLock()
+		r = b.repos[repo]
+		if r == nil || !r.dirty {
+			break // holding the read lock
+		}
+		b.mu.RUnlock()
+		b.mu.Lock()
+		r.rebuildOrderLocked()
+		b.mu.Unlock()
+	}
+	defer b.mu.RUnlock()
+	if r == nil {
+		return
+	}
+	for i := range r.order {
+		if !fn(&r.order[i]) {
+			return
+		}
+	}
 }
 
 // Tasks returns a copy of repo's tasks by id.

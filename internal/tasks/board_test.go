@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -131,5 +132,42 @@ func TestNewID(t *testing.T) {
 	other := tasks.NewID(at, "Implement login API", func(s string) bool { return s == id })
 	if other == id || !tasks.ValidID(other) {
 		t.Fatalf("taken id not avoided: %q", other)
+	}
+}
+
+func TestOrdered(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	ctx := ctxT(t)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	put := func(op events.TaskOp, id string, hour int, title string) {
+		t.Helper()
+		tk := task(id)
+		tk.Created, tk.Title = base.Add(time.Duration(hour)*time.Hour), title
+		if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: op, Task: tk}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order := func() (ids []string) {
+		b.Ordered("app", func(tk *events.Task) bool { ids = append(ids, tk.ID+":"+tk.Title); return true })
+		return ids
+	}
+	put(events.TaskCreated, "cccccc", 3, "c")
+	put(events.TaskCreated, "dddddd", 4, "d")
+	if got := fmt.Sprint(order()); got != "[cccccc:c dddddd:d]" {
+		t.Fatal(got)
+	}
+	put(events.TaskCreated, "aaaaaa", 1, "a")  // out of order
+	put(events.TaskUpdated, "dddddd", 4, "d2") // in place
+	put(events.TaskCreated, "bbbbbb", 3, "b")  // tie on time, by id
+	put(events.TaskUpdated, "cccccc", 0, "c0") // created moved
+	put(events.TaskDeleted, "aaaaaa", 1, "")   // gone
+	put(events.TaskCreated, "eeeeee", 9, "e")  // append
+	if got := fmt.Sprint(order()); got != "[cccccc:c0 bbbbbb:b dddddd:d2 eeeeee:e]" {
+		t.Fatal(got)
+	}
+	put(events.TaskUpdated, "eeeeee", 9, "e2")
+	if got := fmt.Sprint(order()); got != "[cccccc:c0 bbbbbb:b dddddd:d2 eeeeee:e2]" {
+		t.Fatal(got)
 	}
 }
