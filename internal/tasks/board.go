@@ -114,7 +114,9 @@ func NewBoard(js Stream, logger *slog.Logger) *Board {
 }
 
 // Run follows the CUE_TASKS stream from its start with an ordered consumer
-// and applies every event, until ctx ends. It returns nil when ctx ends.
+// and applies every event, until ctx ends; then it returns nil. If following
+// fails (the stream is unavailable, the connection closed), Run logs it and
+// resumes after the last applied event, with a growing pause.
 func (b *Board) Run(ctx context.Context) error {
 	defer func() {
 		b.mu.Lock()
@@ -123,14 +125,38 @@ func (b *Board) Run(ctx context.Context) error {
 		b.changed = make(chan struct{})
 		b.mu.Unlock()
 	}()
-	cons, err := b.js.OrderedConsumer(ctx, events.TasksStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{events.SubjectTaskPrefix + ">"},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
+	pause := 100 * time.Millisecond
+	for {
+		from := b.Applied()
+		err := b.follow(ctx, from)
 		if ctx.Err() != nil {
 			return nil
 		}
+		if b.Applied() > from {
+			pause = 100 * time.Millisecond
+		}
+		b.logger.Warn("following the task log failed; resuming", "stream_seq", b.Applied(), "retry_in", pause, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// follow applies the task log after stream sequence after until ctx ends
+// or the consumer fails.
+func (b *Board) follow(ctx context.Context, after uint64) error {
+	cfg := jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{events.SubjectTaskPrefix + ">"},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	}
+	if after > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
+	}
+	cons, err := b.js.OrderedConsumer(ctx, events.TasksStream, cfg)
+	if err != nil {
 		return fmt.Errorf("tasks: follow %s: %w", events.TasksStream, err)
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(512))
@@ -143,9 +169,6 @@ func (b *Board) Run(ctx context.Context) error {
 	for {
 		msg, err := it.Next()
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return nil
-			}
 			return fmt.Errorf("tasks: follow %s: %w", events.TasksStream, err)
 		}
 		b.apply(msg)
@@ -167,6 +190,9 @@ func (b *Board) apply(msg jetstream.Msg) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if seq <= b.applied {
+		return // redelivered after a resume; applied already
+	}
 	r := b.repoLocked(repo)
 	r.seq = seq
 	b.applied = seq
