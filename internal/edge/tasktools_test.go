@@ -312,3 +312,45 @@ func TestAppendSummaryMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskToolsNoLostUpdate: two edges update different fields of one task
+// at once; both changes survive, because each update is applied to the
+// state it is appended to.
+func TestTaskToolsNoLostUpdate(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b1, b2 := startBoard(t, conn), startBoard(t, conn)
+	e1 := New(nil, nil, WithBoard(b1), WithDefaultRepo("app"))
+	e2 := New(nil, nil, WithBoard(b2), WithDefaultRepo("app"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 20 {
+		out, err := e1.Call(ctx, tools.CreateTask, json.RawMessage(fmt.Sprintf(`{"title":"task %d"}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c tools.CreateTaskResult
+		if err := json.Unmarshal(out, &c); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() {
+			_, errs[0] = e1.Call(ctx, tools.UpdateTask, json.RawMessage(`{"id":"`+c.ID+`","updates":{"status":"active"}}`))
+		})
+		wg.Go(func() {
+			_, errs[1] = e2.Call(ctx, tools.UpdateTask, json.RawMessage(`{"id":"`+c.ID+`","updates":{"assignee":"ada","priority":"critical"}}`))
+		})
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []*tasks.Board{b1, b2} {
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if tk, _ := b.Task("app", c.ID); tk.Status != "active" || tk.Assignee != "ada" || tk.Priority != "critical" {
+				t.Fatalf("iteration %d: an update was lost: %+v", i, tk)
+			}
+		}
+	}
+}

@@ -56,7 +56,7 @@ var definitions = []*Definition{
 	},
 	{
 		Name:        ListTasks,
-		Description: "List task cards, filtered by status, assignee (case-insensitive), tags (any match), priority, and creation or update date ('2024-01-01' that day, '>2024-01-01' after, '<2024-01-01' before; relative ages '>2w' older than two weeks, '<3d' or '3d' within three days; units h d w m y).",
+		Description: "List task cards in order of creation, filtered by status, assignee (case-insensitive, a leading @ optional), tags (any match), priority, and creation or update date ('2024-01-01' that day, '>2024-01-01' after, '<2024-01-01' before; relative ages '>2w' older than two weeks, '<3d' or '3d' within three days; units h d w m y).",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
