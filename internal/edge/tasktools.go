@@ -55,6 +55,30 @@ func (e *Edge) repo(tool, named string) (string, error) {
 	return "", tools.InvalidParams(tool, "repo: no repo has tasks yet and this edge has no default; name one")
 }
 
+// boardReadyTimeout bounds the wait for a board still replaying the log,
+// when the call's context has no earlier deadline.
+const boardReadyTimeout = 10 * time.Second
+
+// boardReady waits until the board has replayed the task log as it stood
+// when it started, so a fresh edge does not answer from half a board.
+func (e *Edge) boardReady(ctx context.Context) error {
+	select {
+	case <-e.board.Ready():
+		return nil
+	default:
+	}
+	t := time.NewTimer(boardReadyTimeout)
+	defer t.Stop()
+	select {
+	case <-e.board.Ready():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return errors.New("edge: the task board is still replaying the task log")
+	}
+}
+
 func (e *Edge) now() time.Time { return e.clock.Now().UTC().Truncate(time.Second) }
 
 func decodeArgs[T any](tool string, args json.RawMessage) (T, error) {

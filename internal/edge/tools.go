@@ -99,6 +99,9 @@ func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (jso
 			if err != nil {
 				return nil, err
 			}
+			if err := e.boardReady(ctx); err != nil {
+				return nil, err
+			}
 			return h(ctx, valid)
 		}
 	}

@@ -44,6 +44,10 @@ var ErrClosed = errors.New("tasks: board stopped")
 // MaxAttempts bounds the optimistic retries of one mutation.
 const MaxAttempts = 8
 
+// DefaultMutateTimeout bounds Mutate and Append when their context has no
+// deadline.
+const DefaultMutateTimeout = 30 * time.Second
+
 type repoState struct {
 	tasks map[string]events.Task
 	// seq is the stream sequence of the last message on the repo's
@@ -103,6 +107,11 @@ type Board struct {
 	applied uint64        // last stream sequence applied
 	changed chan struct{} // closed and replaced whenever applied moves
 	done    bool
+	// ready is closed once applied reaches readyAt, the stream's last
+	// sequence when Run started, which readyKnown says Run has read.
+	ready      chan struct{}
+	readyAt    uint64
+	readyKnown bool
 }
 
 // NewBoard returns an empty Board over js. A nil logger discards.
@@ -110,7 +119,7 @@ func NewBoard(js Stream, logger *slog.Logger) *Board {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Board{js: js, logger: logger, repos: make(map[string]*repoState), changed: make(chan struct{})}
+	return &Board{js: js, logger: logger, repos: make(map[string]*repoState), changed: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // Run follows the CUE_TASKS stream from its start with an ordered consumer
@@ -128,7 +137,10 @@ func (b *Board) Run(ctx context.Context) error {
 	pause := 100 * time.Millisecond
 	for {
 		from := b.Applied()
-		err := b.follow(ctx, from)
+		err := b.readLogEnd(ctx)
+		if err == nil {
+			err = b.follow(ctx, from)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -144,6 +156,50 @@ func (b *Board) Run(ctx context.Context) error {
 		pause = min(2*pause, 5*time.Second)
 	}
 }
+
+// readLogEnd learns, once, how far the log went when Run started, so Ready
+// can say when the board has caught up with it.
+func (b *Board) readLogEnd(ctx context.Context) error {
+	select {
+	case <-b.ready:
+		return nil
+	default:
+	}
+	b.mu.RLock()
+	known := b.readyKnown
+	b.mu.RUnlock()
+	if known {
+		return nil
+	}
+	s, err := b.js.Stream(ctx, events.TasksStream)
+	if err != nil {
+		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.readyAt, b.readyKnown = info.State.LastSeq, true
+	b.markReadyLocked()
+	return nil
+}
+
+func (b *Board) markReadyLocked() {
+	if !b.readyKnown || b.applied < b.readyAt {
+		return
+	}
+	select {
+	case <-b.ready:
+	default:
+		close(b.ready)
+	}
+}
+
+// Ready is closed once the board has applied the whole log as it stood
+// when Run started: before, reads may miss tasks.
+func (b *Board) Ready() <-chan struct{} { return b.ready }
 
 // follow applies the task log after stream sequence after until ctx ends
 // or the consumer fails.
@@ -196,6 +252,7 @@ func (b *Board) apply(msg jetstream.Msg) {
 	r := b.repoLocked(repo)
 	r.seq = seq
 	b.applied = seq
+	b.markReadyLocked()
 	close(b.changed)
 	b.changed = make(chan struct{})
 	if derr != nil {
@@ -367,6 +424,11 @@ func (b *Board) Append(ctx context.Context, ev events.TaskEvent, validate func(c
 func (b *Board) Mutate(ctx context.Context, repo string, build func(current map[string]events.Task) (events.TaskEvent, error)) (uint64, error) {
 	if err := events.ValidateRepo(repo); err != nil {
 		return 0, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultMutateTimeout)
+		defer cancel()
 	}
 	pause := 2 * time.Millisecond
 	synced := false

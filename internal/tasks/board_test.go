@@ -171,3 +171,28 @@ func TestOrdered(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestReady(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx := ctxT(t)
+	empty := startBoard(t, conn)
+	select {
+	case <-empty.Ready():
+	case <-ctx.Done():
+		t.Fatal("a board on an empty log never became ready")
+	}
+	for _, id := range []string{"aaaaaa", "bbbbbb", "cccccc"} {
+		if _, err := empty.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task(id)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late := startBoard(t, conn)
+	select {
+	case <-late.Ready():
+	case <-ctx.Done():
+		t.Fatal("never ready")
+	}
+	if n := len(late.Tasks("app")); n != 3 {
+		t.Fatalf("ready with %d of 3 tasks", n)
+	}
+}
