@@ -187,8 +187,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("ingest", ing.Run)
 
 	// Announce the daemon only once it answers: the query endpoints are
-	// registered and the edge has replayed the documents already indexed.
-	for _, ready := range []<-chan struct{}{queryReady, mat.Ready()} {
+	// registered and the edge has replayed the documents already indexed
+	// and the task log.
+	for _, ready := range []<-chan struct{}{queryReady, mat.Ready(), board.Ready()} {
 		select {
 		case <-ready:
 		case <-g.Failed():
