@@ -116,12 +116,7 @@ func (e *Edge) listTasks(_ context.Context, args json.RawMessage) (json.RawMessa
 	if err != nil {
 		return nil, tools.InvalidParams(tools.ListTasks, "updated: "+err.Error())
 	}
-	// Encoded as it goes, in creation order: over 10k tasks, collecting,
-	// sorting and reflecting on every one would dominate the call.
-	buf := make([]byte, 0, 4096)
-	buf = append(buf, '[')
-	first := true
-	e.board.Ordered(repo, func(t *events.Task) bool {
+	match := func(t *events.Task) bool {
 		switch {
 		case a.Status != "" && t.Status != a.Status,
 			a.Priority != "" && t.Priority != a.Priority,
@@ -129,6 +124,25 @@ func (e *Edge) listTasks(_ context.Context, args json.RawMessage) (json.RawMessa
 			len(a.Tags) > 0 && !anyTag(t.Tags, a.Tags),
 			created != nil && !created(t.Created),
 			updated != nil && !updated(t.Updated):
+			return false
+		}
+		return true
+	}
+	// Encoded as it goes, in creation order: over 10k tasks, collecting,
+	// sorting and reflecting on every one would dominate the call. A
+	// counting pass sizes the buffer, which costs less than growing it.
+	n := 0
+	e.board.Ordered(repo, func(t *events.Task) bool {
+		if match(t) {
+			n++
+		}
+		return true
+	})
+	buf := make([]byte, 0, 2+n*summaryBytes)
+	buf = append(buf, '[')
+	first := true
+	e.board.Ordered(repo, func(t *events.Task) bool {
+		if !match(t) {
 			return true
 		}
 		if !first {
@@ -140,6 +154,9 @@ func (e *Edge) listTasks(_ context.Context, args json.RawMessage) (json.RawMessa
 	})
 	return append(buf, ']'), nil
 }
+
+// summaryBytes is about what one encoded TaskSummary takes.
+const summaryBytes = 112
 
 // appendSummary appends t as a tools.TaskSummary, byte for byte what
 // json.Marshal writes.
