@@ -22,6 +22,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/role"
+	"github.com/cuedeck/cuedeck/internal/tasks"
 )
 
 func main() {
@@ -38,6 +39,7 @@ func run() error {
 	httpAddr := fs.String("http", "127.0.0.1:8080", "MCP Streamable HTTP address; empty disables")
 	prefix := fs.String("query-prefix", daemon.QueryPrefix, "subject prefix of the NATS query service")
 	model := fs.String("embed-model", envOr("CUE_EMBED_MODEL", "builtin"), `model of semantic search, the indexers' model: "builtin" (USE Lite, in the binary), "ollama:<model>" or "none" (keyword only)`)
+	defaultRepo := fs.String("default-repo", "", "repo of task tool calls that name none (default: the first repo with tasks)")
 	ollamaHost := fs.String("ollama-host", "", "Ollama server for ollama:<model> (default $OLLAMA_HOST, else http://127.0.0.1:11434)")
 	fs.Parse(os.Args[1:])
 	log, err := rf.Logger("mcp-edge")
@@ -59,11 +61,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	edg := edge.New(mat, log)
+	board := tasks.NewBoard(conn.JS, log)
+	host, _ := os.Hostname()
+	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo))
 	// Started in order, stopped in reverse: HTTP and the query service stop
 	// answering before the edge syncs and closes its store.
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
+	g.Start("tasks", board.Run)
 	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: *prefix})
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -144,7 +145,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	edg := edge.New(mat, log.With("role", "edge"))
+	// Task tools write to the workspace's own repo unless a call names
+	// another.
+	board := tasks.NewBoard(conn.JS, log.With("role", "tasks"))
+	edg := edge.New(mat, log.With("role", "edge"), edge.WithBoard(board),
+		edge.WithActor("cue-daemon"), edge.WithDefaultRepo(cfg.Workspace.Name))
 
 	var httpLn net.Listener
 	mcpURL := ""
@@ -165,6 +170,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// embedded server close last (deferred above).
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
+	g.Start("tasks", board.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: QueryPrefix, Ready: func() { close(queryReady) }})
@@ -181,8 +187,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("ingest", ing.Run)
 
 	// Announce the daemon only once it answers: the query endpoints are
-	// registered and the edge has replayed the documents already indexed.
-	for _, ready := range []<-chan struct{}{queryReady, mat.Ready()} {
+	// registered and the edge has replayed the documents already indexed
+	// and the task log.
+	for _, ready := range []<-chan struct{}{queryReady, mat.Ready(), board.Ready()} {
 		select {
 		case <-ready:
 		case <-g.Failed():

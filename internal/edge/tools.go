@@ -12,19 +12,27 @@ import (
 	"sync"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/suggest"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
-// Edge answers agents' tool calls from a Materialiser's state. It is a
-// tools.Caller and is safe for concurrent use.
+// Edge answers agents' tool calls from a Materialiser's state and, with a
+// task Board, the task tools. It is a tools.Caller and is safe for
+// concurrent use.
 type Edge struct {
 	m      *Materialiser
 	logger *slog.Logger
 	emb    embed.Embedder
+
+	board       *tasks.Board
+	actor       string
+	defaultRepo string
+	clock       clock.Clock
 
 	candMu      sync.Mutex
 	candGen     uint64
@@ -34,13 +42,39 @@ type Edge struct {
 
 var _ tools.Caller = (*Edge)(nil)
 
+// Option configures an Edge.
+type Option func(*Edge)
+
+// WithBoard serves the task tools (list_tasks, create_task, update_task,
+// get_task_dependencies, validate_task_graph) from b, whose Run the caller
+// owns.
+func WithBoard(b *tasks.Board) Option { return func(e *Edge) { e.board = b } }
+
+// WithActor names this edge in the task events it writes (default "edge").
+func WithActor(name string) Option { return func(e *Edge) { e.actor = name } }
+
+// WithDefaultRepo is the repo task tools use when a call names none.
+// Without it they use the first repo with tasks, in name order.
+func WithDefaultRepo(repo string) Option { return func(e *Edge) { e.defaultRepo = repo } }
+
+// WithClock sets the clock that stamps created and updated times.
+func WithClock(c clock.Clock) Option { return func(e *Edge) { e.clock = c } }
+
 // New returns an Edge answering from m. A nil logger discards. The edge
-// embeds queries with m's embedder (Config.Embedder), if it has one.
-func New(m *Materialiser, logger *slog.Logger) *Edge {
+// embeds queries with m's embedder (Config.Embedder), if it has one. m may
+// be nil for an edge that serves only the task tools.
+func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Edge{m: m, logger: logger, emb: m.cfg.Embedder, candGen: math.MaxUint64}
+	e := &Edge{m: m, logger: logger, candGen: math.MaxUint64, actor: "edge", clock: clock.System{}}
+	if m != nil {
+		e.emb = m.cfg.Embedder
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
 }
 
 // Call runs one tool. Arguments are checked against the tool's schema and
@@ -48,16 +82,28 @@ func New(m *Materialiser, logger *slog.Logger) *Edge {
 // *tools.Error: CodeMethodMissing for a tool this edge does not serve,
 // CodeInvalidParams, and CodeFileNotFound (1001) for an unknown file (with a
 // suggestion when one is close) or a file ingest saw but did not index
-// (message "File Not Indexed", data reason and detail).
+// (message "File Not Indexed", data reason and detail). The task tools'
+// errors are listed on their methods.
 func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	switch tool {
-	case tools.ReadContext:
+	switch {
+	case e.m != nil && tool == tools.ReadContext:
 		return e.readContext(ctx, args)
-	case tools.ReadDoc:
+	case e.m != nil && tool == tools.ReadDoc:
 		return e.readDoc(args)
+	case e.board != nil:
+		if h := e.taskTool(tool); h != nil {
+			valid, err := tools.Validate(tool, args)
+			if err != nil {
+				return nil, err
+			}
+			if err := e.boardReady(ctx); err != nil {
+				return nil, err
+			}
+			return h(ctx, valid)
+		}
 	}
 	if _, err := tools.Validate(tool, args); err != nil {
 		return nil, err

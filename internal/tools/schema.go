@@ -54,6 +54,85 @@ var definitions = []*Definition{
   "required": ["path"]
 }`),
 	},
+	{
+		Name:        ListTasks,
+		Description: "List task cards in order of creation, filtered by status, assignee (case-insensitive, a leading @ optional), tags (any match), priority, and creation or update date ('2024-01-01' that day, '>2024-01-01' after, '<2024-01-01' before; relative ages '>2w' older than two weeks, '<3d' or '3d' within three days; units h d w m y).",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "status": {"type": "string", "enum": ["todo", "active", "done", "archived"], "description": "Filter tasks by status"},
+    "assignee": {"type": "string", "description": "Optional filter by assignee name"},
+    "tags": {"type": "array", "items": {"type": "string"}, "description": "Filter by tags (ANY match logic)"},
+    "priority": {"type": "string", "enum": ["low", "medium", "high", "critical"], "description": "Filter by priority"},
+    "created": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by creation date (e.g. '2024-01-01', '>2w')"},
+    "updated": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by update date (e.g. '2024-01-01', '>2w')"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo whose tasks to use (CueDeck addition); default: the edge's default repo, else the first repo with tasks in name order"}
+  }
+}`),
+	},
+	{
+		Name:        CreateTask,
+		Description: "Create a new task card with rich metadata and dependency tracking. Fails with 1001 (DependencyNotFound) if a depends_on id is not a task, and 1002 (CircularDependency) with the cycle path if a dependency would close a cycle.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "title": {"type": "string", "description": "Task title", "minLength": 1, "maxLength": 200},
+    "tags": {"type": "array", "items": {"type": "string"}, "description": "Optional tags for categorization"},
+    "priority": {"type": "string", "enum": ["low", "medium", "high", "critical"], "default": "medium", "description": "Task priority level"},
+    "assignee": {"type": "string", "description": "Person assigned to this task"},
+    "depends_on": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "Task IDs this task depends on"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo whose tasks to use (CueDeck addition); default: the edge's default repo, else the first repo with tasks in name order"}
+  },
+  "required": ["title"]
+}`),
+	},
+	{
+		Name:        UpdateTask,
+		Description: "Modify a task card's frontmatter: status, assignee, priority, notes, or depends_on (the full new list, checked like create_task). Returns the task and the fields updated.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "6-char alphanumeric task ID"},
+    "updates": {
+      "type": "object",
+      "properties": {
+        "status": {"type": "string", "enum": ["todo", "active", "done", "archived"]},
+        "assignee": {"type": "string", "maxLength": 50},
+        "priority": {"type": "string", "enum": ["low", "medium", "high", "critical"]},
+        "notes": {"type": "string", "maxLength": 500},
+        "depends_on": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "The full new list of task IDs this task depends on (CueDeck addition)"}
+      },
+      "minProperties": 1
+    },
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo whose tasks to use (CueDeck addition); default: the edge's default repo, else the first repo with tasks in name order"}
+  },
+  "required": ["id", "updates"]
+}`),
+	},
+	{
+		Name:        GetTaskDependencies,
+		Description: "Get dependencies for a task (forward), or with reverse=true its dependents (tasks that depend on it).",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "Task ID to query"},
+    "reverse": {"type": "boolean", "default": false, "description": "If true, get dependents (tasks that depend on this task)"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo whose tasks to use (CueDeck addition); default: the edge's default repo, else the first repo with tasks in name order"}
+  },
+  "required": ["id"]
+}`),
+	},
+	{
+		Name:        ValidateTaskGraph,
+		Description: "Validate the task dependency graph for circular dependencies, whole or from one task.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "Optional: validate specific task only"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo whose tasks to use (CueDeck addition); default: the edge's default repo, else the first repo with tasks in name order"}
+  }
+}`),
+	},
 }
 
 func init() {

@@ -33,6 +33,22 @@ func TestValidateRejects(t *testing.T) {
 		{ReadDoc, `{"path":"docs/a.txt"}`, "pattern"},
 		{ReadDoc, `{"path":"docs/a.md","anchor":"` + strings.Repeat("x", 101) + `"}`, "maxLength"},
 		{ReadDoc, `[1,2]`, "JSON object"},
+		{ListTasks, `{"status":"doing"}`, "enum"},
+		{ListTasks, `{"priority":"urgent"}`, "enum"},
+		{ListTasks, `{"created":"yesterday"}`, "pattern"},
+		{CreateTask, `{}`, "title"},
+		{CreateTask, `{"title":""}`, "minLength"},
+		{CreateTask, `{"title":"` + strings.Repeat("x", 201) + `"}`, "maxLength"},
+		{CreateTask, `{"title":"a","depends_on":["ABC123"]}`, "pattern"},
+		{CreateTask, `{"title":"a","repo":"../x"}`, "pattern"},
+		{UpdateTask, `{"id":"abc123"}`, "updates"},
+		{UpdateTask, `{"id":"abc123","updates":{}}`, "minProperties"},
+		{UpdateTask, `{"id":"abc12","updates":{"status":"done"}}`, "pattern"},
+		{UpdateTask, `{"id":"abc123","updates":{"notes":"` + strings.Repeat("x", 501) + `"}}`, "maxLength"},
+		{UpdateTask, `{"id":"abc123","updates":{"assignee":"` + strings.Repeat("x", 51) + `"}}`, "maxLength"},
+		{UpdateTask, `{"id":"abc123","updates":{"status":"doing"}}`, "enum"},
+		{GetTaskDependencies, `{}`, "id"},
+		{ValidateTaskGraph, `{"id":"x"}`, "pattern"},
 	}
 	for _, c := range cases {
 		_, err := Validate(c.tool, json.RawMessage(c.args))

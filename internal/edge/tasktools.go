@@ -1,0 +1,481 @@
+package edge
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/graph"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// SourceMCP marks task events made through the MCP task tools; the indexer
+// writes "file" for events derived from card files.
+const SourceMCP = "mcp"
+
+type taskHandler func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+
+func (e *Edge) taskTool(tool string) taskHandler {
+	switch tool {
+	case tools.ListTasks:
+		return e.listTasks
+	case tools.CreateTask:
+		return e.createTask
+	case tools.UpdateTask:
+		return e.updateTask
+	case tools.GetTaskDependencies:
+		return e.getTaskDependencies
+	case tools.ValidateTaskGraph:
+		return e.validateTaskGraph
+	}
+	return nil
+}
+
+// repo resolves a call's repo: the one named, else the edge's default,
+// else the first repo with tasks in name order. With none of those the
+// call is invalid.
+func (e *Edge) repo(tool, named string) (string, error) {
+	switch {
+	case named != "":
+		return named, nil
+	case e.defaultRepo != "":
+		return e.defaultRepo, nil
+	}
+	if repos := e.board.Repos(); len(repos) > 0 {
+		return repos[0], nil
+	}
+	return "", tools.InvalidParams(tool, "repo: no repo has tasks yet and this edge has no default; name one")
+}
+
+// boardReadyTimeout bounds the wait for a board still replaying the log,
+// when the call's context has no earlier deadline.
+const boardReadyTimeout = 10 * time.Second
+
+// boardReady waits until the board has replayed the task log as it stood
+// when it started, so a fresh edge does not answer from half a board.
+func (e *Edge) boardReady(ctx context.Context) error {
+	select {
+	case <-e.board.Ready():
+		return nil
+	default:
+	}
+	t := time.NewTimer(boardReadyTimeout)
+	defer t.Stop()
+	select {
+	case <-e.board.Ready():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return errors.New("edge: the task board is still replaying the task log")
+	}
+}
+
+func (e *Edge) now() time.Time { return e.clock.Now().UTC().Truncate(time.Second) }
+
+func decodeArgs[T any](tool string, args json.RawMessage) (T, error) {
+	var a T
+	if err := json.Unmarshal(args, &a); err != nil {
+		return a, tools.InvalidParams(tool, err.Error())
+	}
+	return a, nil
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// listTasks is seed 002 §3. Tasks come in order of creation, then id, as
+// tools.TaskSummary values.
+func (e *Edge) listTasks(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	a, err := decodeArgs[tools.ListTasksArgs](tools.ListTasks, args)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.repo(tools.ListTasks, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	created, err := parseWhen(a.Created, now)
+	if err != nil {
+		return nil, tools.InvalidParams(tools.ListTasks, "created: "+err.Error())
+	}
+	updated, err := parseWhen(a.Updated, now)
+	if err != nil {
+		return nil, tools.InvalidParams(tools.ListTasks, "updated: "+err.Error())
+	}
+	match := func(t *events.Task) bool {
+		switch {
+		case a.Status != "" && t.Status != a.Status,
+			a.Priority != "" && t.Priority != a.Priority,
+			a.Assignee != "" && !strings.EqualFold(strings.TrimPrefix(t.Assignee, "@"), strings.TrimPrefix(a.Assignee, "@")),
+			len(a.Tags) > 0 && !anyTag(t.Tags, a.Tags),
+			created != nil && !created(t.Created),
+			updated != nil && !updated(t.Updated):
+			return false
+		}
+		return true
+	}
+	// Encoded as it goes, in creation order: over 10k tasks, collecting,
+	// sorting and reflecting on every one would dominate the call. A
+	// counting pass sizes the buffer, which costs less than growing it.
+	n := 0
+	e.board.Ordered(repo, func(t *events.Task) bool {
+		if match(t) {
+			n++
+		}
+		return true
+	})
+	buf := make([]byte, 0, 2+n*summaryBytes)
+	buf = append(buf, '[')
+	first := true
+	e.board.Ordered(repo, func(t *events.Task) bool {
+		if !match(t) {
+			return true
+		}
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+		buf = appendSummary(buf, t)
+		return true
+	})
+	return append(buf, ']'), nil
+}
+
+// summaryBytes is about what one encoded TaskSummary takes.
+const summaryBytes = 112
+
+// appendSummary appends t as a tools.TaskSummary, byte for byte what
+// json.Marshal writes.
+func appendSummary(buf []byte, t *events.Task) []byte {
+	buf = append(buf, `{"id":`...)
+	buf = appendJSONString(buf, t.ID)
+	buf = append(buf, `,"title":`...)
+	buf = appendJSONString(buf, t.Title)
+	buf = append(buf, `,"status":`...)
+	buf = appendJSONString(buf, t.Status)
+	buf = append(buf, `,"priority":`...)
+	buf = appendJSONString(buf, t.Priority)
+	buf = append(buf, `,"assignee":`...)
+	if t.Assignee == "" {
+		buf = append(buf, "null"...)
+	} else {
+		buf = appendJSONString(buf, t.Assignee)
+	}
+	return append(buf, '}')
+}
+
+// appendJSONString appends s as json.Marshal would: plain ASCII directly,
+// anything needing an escape through encoding/json.
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(buf, q...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
+}
+
+func anyTag(have, want []string) bool {
+	for _, w := range want {
+		for _, h := range have {
+			if strings.EqualFold(h, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parseWhen turns a date filter into a predicate, nil for no filter. A
+// date compares calendar days in UTC: "2024-01-01" that day, ">" after it,
+// ">=" from it, "<" before it, "<=" up to its end. A relative form is an
+// age, a number and a unit (h hours, d days, w weeks, m 30 days, y 365
+// days): ">2w" older than two weeks, ">=" at least that old, "<2w" or "2w"
+// within the last two weeks, "<=" at most that old.
+func parseWhen(s string, now time.Time) (func(time.Time) bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	op := ""
+	for _, p := range []string{">=", "<=", ">", "<"} {
+		if strings.HasPrefix(s, p) {
+			op, s = p, s[len(p):]
+			break
+		}
+	}
+	if day, err := time.Parse(time.DateOnly, s); err == nil {
+		end := day.Add(24 * time.Hour)
+		switch op {
+		case ">":
+			return func(t time.Time) bool { return !t.Before(end) }, nil
+		case ">=":
+			return func(t time.Time) bool { return !t.Before(day) }, nil
+		case "<":
+			return func(t time.Time) bool { return t.Before(day) }, nil
+		case "<=":
+			return func(t time.Time) bool { return t.Before(end) }, nil
+		}
+		return func(t time.Time) bool { return !t.Before(day) && t.Before(end) }, nil
+	}
+	if len(s) < 2 {
+		return nil, fmt.Errorf("%q is neither a date (2024-01-01) nor an age (2w)", s)
+	}
+	n, err := strconv.Atoi(s[:len(s)-1])
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("%q is neither a date (2024-01-01) nor an age (2w)", s)
+	}
+	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour, 'm': 30 * 24 * time.Hour, 'y': 365 * 24 * time.Hour}[s[len(s)-1]]
+	if unit == 0 {
+		return nil, fmt.Errorf("unit of %q: want h, d, w, m or y", s)
+	}
+	cutoff := now.Add(-time.Duration(n) * unit)
+	switch op {
+	case ">":
+		return func(t time.Time) bool { return t.Before(cutoff) }, nil
+	case ">=":
+		return func(t time.Time) bool { return !t.After(cutoff) }, nil
+	case "<=":
+		return func(t time.Time) bool { return !t.Before(cutoff) }, nil
+	}
+	return func(t time.Time) bool { return t.After(cutoff) }, nil
+}
+
+// dedupe drops repeated ids, keeping the first of each.
+func dedupe(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// taskError maps the Board's and the dependency check's errors to the
+// seed's: DependencyNotFound (1001), CircularDependency (1002).
+func taskError(err error) error {
+	var missing *tasks.MissingDependencyError
+	var cycle *graph.CycleError
+	switch {
+	case errors.As(err, &missing):
+		return tools.DependencyNotFound(missing.TaskID, missing.Missing)
+	case errors.As(err, &cycle):
+		return tools.CircularDependency(cycle.Path)
+	}
+	return err
+}
+
+// createTask is seed 002 §4. It fails with DependencyNotFound (1001) when
+// a depends_on id is not a task of the repo and CircularDependency (1002)
+// when a dependency would close a cycle; the check runs against the state
+// the event is appended to (see tasks.Board.Mutate).
+func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	a, err := decodeArgs[tools.CreateTaskArgs](tools.CreateTask, args)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.repo(tools.CreateTask, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	deps := dedupe(a.DependsOn)
+	tags := dedupe(a.Tags)
+	var created events.Task
+	_, err = e.board.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+		id := tasks.NewID(now, a.Title, func(id string) bool { _, ok := cur[id]; return ok })
+		if err := tasks.CheckDependencies(cur, id, deps); err != nil {
+			return events.TaskEvent{}, err
+		}
+		created = events.Task{
+			ID: id, Title: a.Title, Status: "todo", Priority: cmp.Or(a.Priority, "medium"),
+			Assignee: a.Assignee, Tags: tags, DependsOn: deps,
+			Created: now, Updated: now, Path: tools.CardPath(id),
+		}
+		return events.TaskEvent{Op: events.TaskCreated, Task: created, Actor: e.actor, Source: SourceMCP}, nil
+	})
+	var missing *tasks.MissingDependencyError
+	if errors.As(err, &missing) {
+		// The id was only proposed; naming it would mislead.
+		return nil, tools.DependencyNotFound("", missing.Missing)
+	}
+	if err != nil {
+		return nil, taskError(err)
+	}
+	return json.Marshal(tools.CreateTaskResult{
+		ID:   created.ID,
+		Path: created.Path,
+		Metadata: tools.TaskMetadata{
+			Title: created.Title, Status: created.Status, Priority: created.Priority,
+			Assignee: nullable(created.Assignee), Tags: created.Tags, DependsOn: created.DependsOn,
+			Created: created.Created.Format(time.RFC3339),
+		},
+	})
+}
+
+// updateTask is seed 002 §7, plus depends_on: the full new list, checked
+// like create_task's. An unknown id is TaskNotFound (1001). The update is
+// applied to the task's state at the moment of the append, so concurrent
+// updates of different fields both survive.
+func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	a, err := decodeArgs[tools.UpdateTaskArgs](tools.UpdateTask, args)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.repo(tools.UpdateTask, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	u := a.Updates
+	var fields []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"status", u.Status != nil}, {"assignee", u.Assignee != nil}, {"priority", u.Priority != nil}, {"notes", u.Notes != nil}, {"depends_on", u.DependsOn != nil}} {
+		if f.set {
+			fields = append(fields, f.name)
+		}
+	}
+	now := e.now()
+	var updated events.Task
+	_, err = e.board.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+		t, ok := cur[a.ID]
+		if !ok {
+			return events.TaskEvent{}, tools.TaskNotFound(repo, a.ID)
+		}
+		if u.Status != nil {
+			t.Status = *u.Status
+		}
+		if u.Assignee != nil {
+			t.Assignee = *u.Assignee
+		}
+		if u.Priority != nil {
+			t.Priority = *u.Priority
+		}
+		if u.Notes != nil {
+			t.Notes = *u.Notes
+		}
+		if u.DependsOn != nil {
+			deps := dedupe(*u.DependsOn)
+			if err := tasks.CheckDependencies(cur, a.ID, deps); err != nil {
+				return events.TaskEvent{}, err
+			}
+			t.DependsOn = deps
+		}
+		t.Updated = now
+		updated = t
+		return events.TaskEvent{Op: events.TaskUpdated, Task: t, Actor: e.actor, Source: SourceMCP}, nil
+	})
+	if err != nil {
+		return nil, taskError(err)
+	}
+	return json.Marshal(tools.UpdateTaskResult{
+		ID: updated.ID, Title: updated.Title, Status: updated.Status, Assignee: nullable(updated.Assignee),
+		Priority: updated.Priority, UpdatedAt: updated.Updated.Format(time.RFC3339), UpdatedFields: fields,
+	})
+}
+
+// getTaskDependencies is seed 002 §5: the task's dependencies in the order
+// its card lists them, or with reverse its dependents by id. An unknown id
+// is TaskNotFound (1001).
+func (e *Edge) getTaskDependencies(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	a, err := decodeArgs[tools.GetTaskDependenciesArgs](tools.GetTaskDependencies, args)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.repo(tools.GetTaskDependencies, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	out := tools.TaskDependencies{TaskID: a.ID, Type: "dependencies", Tasks: []tools.TaskLink{}}
+	var found bool
+	e.board.View(repo, func(all map[string]events.Task) {
+		var t events.Task
+		if t, found = all[a.ID]; !found {
+			return
+		}
+		if !a.Reverse {
+			for _, d := range t.DependsOn {
+				if dt, ok := all[d]; ok {
+					out.Tasks = append(out.Tasks, tools.TaskLink{ID: d, Title: dt.Title, Status: dt.Status})
+				} else {
+					out.Tasks = append(out.Tasks, tools.TaskLink{ID: d, Status: "missing"})
+				}
+			}
+			return
+		}
+		out.Type = "dependents"
+		for id, dt := range all {
+			if slices.Contains(dt.DependsOn, a.ID) {
+				out.Tasks = append(out.Tasks, tools.TaskLink{ID: id, Title: dt.Title, Status: dt.Status})
+			}
+		}
+		slices.SortFunc(out.Tasks, func(x, y tools.TaskLink) int { return strings.Compare(x.ID, y.ID) })
+	})
+	if !found {
+		return nil, tools.TaskNotFound(repo, a.ID)
+	}
+	out.Count = len(out.Tasks)
+	return json.Marshal(out)
+}
+
+// validateTaskGraph is seed 002 §6: the whole graph, or the part reachable
+// from one task. A cycle is a result (valid false), not an error; an
+// unknown id is TaskNotFound (1001).
+func (e *Edge) validateTaskGraph(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+	a, err := decodeArgs[tools.ValidateTaskGraphArgs](tools.ValidateTaskGraph, args)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.repo(tools.ValidateTaskGraph, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		cycle []string
+		found = true
+	)
+	e.board.View(repo, func(all map[string]events.Task) {
+		if a.ID != "" {
+			if _, found = all[a.ID]; !found {
+				return
+			}
+		}
+		g := tasks.Graph(all, "")
+		if a.ID != "" {
+			cycle = g.CycleFrom(a.ID)
+		} else {
+			cycle = g.Cycle()
+		}
+	})
+	if !found {
+		return nil, tools.TaskNotFound(repo, a.ID)
+	}
+	out := tools.GraphValidation{Valid: cycle == nil, TaskID: a.ID}
+	switch {
+	case cycle != nil:
+		out.Error = "Circular dependency detected: " + tools.FormatCycle(cycle)
+	case a.ID != "":
+		out.Message = "Task dependencies are valid"
+	default:
+		out.Message = "All task dependencies are valid (no circular dependencies)"
+	}
+	return json.Marshal(out)
+}

@@ -1,0 +1,356 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/clock"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// goldenNow is the clock of the golden transcript: seed 002's create_task
+// example time.
+var goldenNow = time.Date(2026, 1, 2, 10, 43, 0, 0, time.UTC)
+
+// startBoard runs a Board on conn until the test ends.
+func startBoard(t testing.TB, conn *bus.Conn) *tasks.Board {
+	t.Helper()
+	b := tasks.NewBoard(conn.JS, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+func day(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// seedBoardTasks are seed 002's example tasks, as the indexer would have
+// read them from card files.
+func seedBoardTasks() []events.Task {
+	card := func(id, title, status, prio, assignee, created, updated string, tags []string, deps ...string) events.Task {
+		return events.Task{ID: id, Title: title, Status: status, Priority: prio, Assignee: assignee, Tags: tags,
+			DependsOn: deps, Created: day(created), Updated: day(updated), Path: tools.CardPath(id)}
+	}
+	return []events.Task{
+		card("abc123", "Setup auth framework", "done", "medium", "", "2025-12-01T09:00:00Z", "2025-12-10T09:00:00Z", []string{"auth"}),
+		card("def456", "Create user database", "active", "high", "dba", "2025-12-05T09:00:00Z", "2026-01-02T08:00:00Z", []string{"db"}),
+		card("xyz789", "Implement login API", "todo", "high", "@developer", "2025-12-28T09:00:00Z", "2025-12-28T09:00:00Z", []string{"auth", "backend"}, "abc123", "def456"),
+		card("ghi012", "Add login UI", "todo", "medium", "", "2025-12-30T09:00:00Z", "2025-12-30T09:00:00Z", []string{"frontend"}, "xyz789"),
+		card("2a9f1x", "Implement Login", "todo", "low", "user", "2025-12-31T10:30:00Z", "2025-12-31T10:30:00Z", nil),
+	}
+}
+
+func appendFileTask(t testing.TB, b *tasks.Board, repo string, tk events.Task) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := b.Append(ctx, events.TaskEvent{Repo: repo, Op: events.TaskCreated, Task: tk, Actor: "indexer", Source: "file"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type goldenStep struct {
+	Name      string          `json:"name"`
+	Tool      string          `json:"tool,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	FileEvent *events.Task    `json:"file_event,omitempty"`
+	Response  json.RawMessage `json:"response,omitempty"`
+	Error     *tools.Error    `json:"error,omitempty"`
+}
+
+// TestTaskToolsGolden runs testdata/task_tools.json (seed 002's example
+// requests, and the errors around them) against an edge and compares each
+// answer with testdata/task_tools.golden.json; -update rewrites it.
+func TestTaskToolsGolden(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	for _, tk := range seedBoardTasks() {
+		appendFileTask(t, b, "app", tk)
+	}
+	appendFileTask(t, b, "web", events.Task{ID: "web001", Title: "Landing page", Status: "todo", Priority: "low", Created: goldenNow, Updated: goldenNow, Path: tools.CardPath("web001")})
+	e := New(nil, nil, WithBoard(b), WithActor("golden"), WithDefaultRepo("app"), WithClock(clock.NewDeterministic(goldenNow)))
+
+	raw, err := os.ReadFile(filepath.Join("testdata", "task_tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []goldenStep
+	if err := json.Unmarshal(raw, &steps); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range steps {
+		s := &steps[i]
+		if s.FileEvent != nil {
+			ev := events.TaskEvent{Repo: "app", Op: events.TaskUpdated, Task: *s.FileEvent, Actor: "indexer", Source: "file"}
+			if _, err := b.Append(ctx, ev, nil); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		out, err := e.Call(ctx, s.Tool, s.Args)
+		var te *tools.Error
+		switch {
+		case errors.As(err, &te):
+			s.Error = te
+		case err != nil:
+			t.Fatalf("%s: %v", s.Name, err)
+		default:
+			s.Response = out
+		}
+	}
+	got, err := json.MarshalIndent(steps, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "task_tools.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		var ws []goldenStep
+		_ = json.Unmarshal(want, &ws)
+		for i := range steps {
+			g, _ := json.Marshal(steps[i])
+			var w []byte
+			if i < len(ws) {
+				w, _ = json.Marshal(ws[i])
+			}
+			if !bytes.Equal(g, w) {
+				t.Errorf("step %d %q:\n got %s\nwant %s", i, steps[i].Name, g, w)
+			}
+		}
+		t.Fatalf("answers differ from %s (run with -update if the change is intended)", golden)
+	}
+}
+
+// TestTaskToolsTwoEdgeRace gives two edges, each with its own Board on one
+// NATS server, concurrent calls that together would form a cycle: exactly
+// one succeeds and the other gets CircularDependency (1002).
+func TestTaskToolsTwoEdgeRace(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b1, b2 := startBoard(t, conn), startBoard(t, conn)
+	e1 := New(nil, nil, WithBoard(b1), WithActor("edge-1"))
+	e2 := New(nil, nil, WithBoard(b2), WithActor("edge-2"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	call := func(e *Edge, tool, args string) (map[string]any, error) {
+		out, err := e.Call(ctx, tool, json.RawMessage(args))
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		return m, json.Unmarshal(out, &m)
+	}
+	const iterations = 50
+	for i := range iterations {
+		repo := fmt.Sprintf("race%d", i)
+		a, err := call(e1, tools.CreateTask, `{"repo":"`+repo+`","title":"a"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bt, err := call(e1, tools.CreateTask, `{"repo":"`+repo+`","title":"b"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idA, idB := a["id"].(string), bt["id"].(string)
+		// Odd iterations race a create (c depends on b, and b on c cannot
+		// exist before c does) against updates; even ones race two updates.
+		var calls [2]func() error
+		if i%2 == 0 {
+			calls[0] = func() error {
+				_, err := call(e1, tools.UpdateTask, `{"repo":"`+repo+`","id":"`+idA+`","updates":{"depends_on":["`+idB+`"]}}`)
+				return err
+			}
+			calls[1] = func() error {
+				_, err := call(e2, tools.UpdateTask, `{"repo":"`+repo+`","id":"`+idB+`","updates":{"depends_on":["`+idA+`"]}}`)
+				return err
+			}
+		} else {
+			// a → b already; race b → a (edge 2) against a → b kept plus
+			// a status change (edge 1): the status change never conflicts,
+			// so both succeed unless the cycle check fires.
+			if _, err := call(e1, tools.UpdateTask, `{"repo":"`+repo+`","id":"`+idA+`","updates":{"depends_on":["`+idB+`"]}}`); err != nil {
+				t.Fatal(err)
+			}
+			calls[0] = func() error {
+				_, err := call(e1, tools.UpdateTask, `{"repo":"`+repo+`","id":"`+idA+`","updates":{"status":"active"}}`)
+				return err
+			}
+			calls[1] = func() error {
+				_, err := call(e2, tools.UpdateTask, `{"repo":"`+repo+`","id":"`+idB+`","updates":{"depends_on":["`+idA+`"]}}`)
+				return err
+			}
+		}
+		var (
+			wg   sync.WaitGroup
+			errs [2]error
+		)
+		for j := range calls {
+			wg.Go(func() { errs[j] = calls[j]() })
+		}
+		wg.Wait()
+		ok, cycles := 0, 0
+		for _, err := range errs {
+			var te *tools.Error
+			switch {
+			case err == nil:
+				ok++
+			case errors.As(err, &te) && te.Code == tools.CodeCycle:
+				cycles++
+			default:
+				t.Fatalf("iteration %d: %v", i, err)
+			}
+		}
+		if i%2 == 0 && (ok != 1 || cycles != 1) {
+			t.Fatalf("iteration %d: %d succeeded, %d cycles: %v", i, ok, cycles, errs)
+		}
+		if i%2 == 1 && (ok != 1 || cycles != 1 || errs[0] != nil) {
+			t.Fatalf("iteration %d: want the status update to win and the cycle refused: %v", i, errs)
+		}
+		// Both boards converge on an acyclic graph with no lost update.
+		for _, e := range []*Edge{e1, e2} {
+			if err := e.board.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			v, err := call(e, tools.ValidateTaskGraph, `{"repo":"`+repo+`"}`)
+			if err != nil || v["valid"] != true {
+				t.Fatalf("iteration %d: graph %v, %v", i, v, err)
+			}
+			if i%2 == 1 {
+				if tk, _ := e.board.Task(repo, idA); tk.Status != "active" || len(tk.DependsOn) != 1 {
+					t.Fatalf("iteration %d: update lost: %+v", i, tk)
+				}
+			}
+		}
+	}
+}
+
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		filter string
+		at     time.Time
+		want   bool
+	}{
+		{"2026-01-10", time.Date(2026, 1, 10, 23, 59, 0, 0, time.UTC), true},
+		{"2026-01-10", time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC), false},
+		{">2026-01-10", time.Date(2026, 1, 11, 0, 0, 0, 0, time.UTC), true},
+		{">2026-01-10", time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC), false},
+		{">=2026-01-10", time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC), true},
+		{"<2026-01-10", time.Date(2026, 1, 9, 23, 0, 0, 0, time.UTC), true},
+		{"<=2026-01-10", time.Date(2026, 1, 10, 23, 0, 0, 0, time.UTC), true},
+		{">2w", now.Add(-15 * 24 * time.Hour), true},
+		{">2w", now.Add(-13 * 24 * time.Hour), false},
+		{"<3d", now.Add(-2 * 24 * time.Hour), true},
+		{"3d", now.Add(-4 * 24 * time.Hour), false},
+		{"<=12h", now.Add(-12 * time.Hour), true},
+		{">1m", now.Add(-31 * 24 * time.Hour), true},
+		{">=1y", now.Add(-365 * 24 * time.Hour), true},
+	}
+	for _, c := range cases {
+		f, err := parseWhen(c.filter, now)
+		if err != nil {
+			t.Fatalf("%s: %v", c.filter, err)
+		}
+		if got := f(c.at); got != c.want {
+			t.Errorf("%s at %s = %v, want %v", c.filter, c.at, got, c.want)
+		}
+	}
+	for _, bad := range []string{"x", ">", "2w2", "3q", "-1d"} {
+		if _, err := parseWhen(bad, now); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestAppendSummaryMatchesMarshal(t *testing.T) {
+	for _, tk := range []events.Task{
+		{ID: "abc123", Title: "plain", Status: "todo", Priority: "low"},
+		{ID: "abc123", Title: `quote " back \ tab 	 <b>&`, Status: "todo", Priority: "low", Assignee: "@dév"},
+		{ID: "abc123", Title: "ünïcødé → \u2028 \x01", Status: "done", Priority: "high", Assignee: "x"},
+	} {
+		want, _ := json.Marshal(tools.TaskSummary{ID: tk.ID, Title: tk.Title, Status: tk.Status, Priority: tk.Priority, Assignee: nullable(tk.Assignee)})
+		if got := appendSummary(nil, &tk); !bytes.Equal(got, want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+}
+
+// TestTaskToolsNoLostUpdate: two edges update different fields of one task
+// at once; both changes survive, because each update is applied to the
+// state it is appended to.
+func TestTaskToolsNoLostUpdate(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b1, b2 := startBoard(t, conn), startBoard(t, conn)
+	e1 := New(nil, nil, WithBoard(b1), WithDefaultRepo("app"))
+	e2 := New(nil, nil, WithBoard(b2), WithDefaultRepo("app"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 20 {
+		out, err := e1.Call(ctx, tools.CreateTask, json.RawMessage(fmt.Sprintf(`{"title":"task %d"}`, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c tools.CreateTaskResult
+		if err := json.Unmarshal(out, &c); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() {
+			_, errs[0] = e1.Call(ctx, tools.UpdateTask, json.RawMessage(`{"id":"`+c.ID+`","updates":{"status":"active"}}`))
+		})
+		wg.Go(func() {
+			_, errs[1] = e2.Call(ctx, tools.UpdateTask, json.RawMessage(`{"id":"`+c.ID+`","updates":{"assignee":"ada","priority":"critical"}}`))
+		})
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []*tasks.Board{b1, b2} {
+			if err := b.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if tk, _ := b.Task("app", c.ID); tk.Status != "active" || tk.Assignee != "ada" || tk.Priority != "critical" {
+				t.Fatalf("iteration %d: an update was lost: %+v", i, tk)
+			}
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package tools
+
+import "strings"
+
+// Task tool names (seed 002 §3–§7).
+const (
+	ListTasks           = "list_tasks"
+	CreateTask          = "create_task"
+	UpdateTask          = "update_task"
+	GetTaskDependencies = "get_task_dependencies"
+	ValidateTaskGraph   = "validate_task_graph"
+)
+
+// Every task tool takes an optional Repo, which seed 002 lacks: a
+// workspace holds several repos and each has its own task log. Without it
+// the edge uses its default repo, else the first repo with tasks in name
+// order.
+
+// ListTasksArgs are list_tasks's arguments.
+type ListTasksArgs struct {
+	Status   string   `json:"status,omitempty"`
+	Assignee string   `json:"assignee,omitempty"`
+	Tags     []string `json:"tags,omitempty"`
+	Priority string   `json:"priority,omitempty"`
+	Created  string   `json:"created,omitempty"`
+	Updated  string   `json:"updated,omitempty"`
+	Repo     string   `json:"repo,omitempty"`
+}
+
+// TaskSummary is one list_tasks item: seed 002's id, title, priority and
+// assignee (null when unassigned), and the status.
+type TaskSummary struct {
+	ID       string  `json:"id"`
+	Title    string  `json:"title"`
+	Status   string  `json:"status"`
+	Priority string  `json:"priority"`
+	Assignee *string `json:"assignee"`
+}
+
+// CreateTaskArgs are create_task's arguments.
+type CreateTaskArgs struct {
+	Title     string   `json:"title"`
+	Tags      []string `json:"tags,omitempty"`
+	Priority  string   `json:"priority,omitempty"`
+	Assignee  string   `json:"assignee,omitempty"`
+	DependsOn []string `json:"depends_on,omitempty"`
+	Repo      string   `json:"repo,omitempty"`
+}
+
+// CreateTaskResult is create_task's result.
+type CreateTaskResult struct {
+	ID       string       `json:"id"`
+	Path     string       `json:"path"`
+	Metadata TaskMetadata `json:"metadata"`
+}
+
+// TaskMetadata is a created task's frontmatter. Created is RFC 3339 UTC.
+type TaskMetadata struct {
+	Title     string   `json:"title"`
+	Status    string   `json:"status"`
+	Priority  string   `json:"priority"`
+	Assignee  *string  `json:"assignee"`
+	Tags      []string `json:"tags"`
+	DependsOn []string `json:"depends_on"`
+	Created   string   `json:"created"`
+}
+
+// UpdateTaskArgs are update_task's arguments. A nil field is not updated.
+type UpdateTaskArgs struct {
+	ID      string      `json:"id"`
+	Updates TaskUpdates `json:"updates"`
+	Repo    string      `json:"repo,omitempty"`
+}
+
+// TaskUpdates are the fields update_task may change. DependsOn, when
+// present, is the full new list; it is CueDeck's addition to seed 002.
+type TaskUpdates struct {
+	Status    *string   `json:"status,omitempty"`
+	Assignee  *string   `json:"assignee,omitempty"`
+	Priority  *string   `json:"priority,omitempty"`
+	Notes     *string   `json:"notes,omitempty"`
+	DependsOn *[]string `json:"depends_on,omitempty"`
+}
+
+// UpdateTaskResult is update_task's result. UpdatedFields names the
+// fields the call set, in the order status, assignee, priority, notes,
+// depends_on.
+type UpdateTaskResult struct {
+	ID            string   `json:"id"`
+	Title         string   `json:"title"`
+	Status        string   `json:"status"`
+	Assignee      *string  `json:"assignee"`
+	Priority      string   `json:"priority"`
+	UpdatedAt     string   `json:"updated_at"`
+	UpdatedFields []string `json:"updated_fields"`
+}
+
+// GetTaskDependenciesArgs are get_task_dependencies's arguments.
+type GetTaskDependenciesArgs struct {
+	ID      string `json:"id"`
+	Reverse bool   `json:"reverse,omitempty"`
+	Repo    string `json:"repo,omitempty"`
+}
+
+// TaskDependencies is get_task_dependencies's result; Type is
+// "dependencies" or "dependents".
+type TaskDependencies struct {
+	TaskID string     `json:"task_id"`
+	Type   string     `json:"type"`
+	Count  int        `json:"count"`
+	Tasks  []TaskLink `json:"tasks"`
+}
+
+// TaskLink is a task a dependency query found. A dependency that names no
+// task has status "missing" and no title.
+type TaskLink struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+}
+
+// ValidateTaskGraphArgs are validate_task_graph's arguments.
+type ValidateTaskGraphArgs struct {
+	ID   string `json:"id,omitempty"`
+	Repo string `json:"repo,omitempty"`
+}
+
+// GraphValidation is validate_task_graph's result.
+type GraphValidation struct {
+	Valid   bool   `json:"valid"`
+	TaskID  string `json:"task_id,omitempty"`
+	Message string `json:"message,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// FormatCycle prints a cycle path the way seed 002 does: "a → b → a".
+func FormatCycle(path []string) string { return strings.Join(path, " → ") }
+
+// CardPath is where the card file of task id lives in its repo.
+func CardPath(id string) string { return ".cuedeck/cards/" + id + ".md" }
+
+// CircularDependency is error 1002 for a dependency that would close a
+// cycle: data cycle_path is the ids (first and last the same), cycle the
+// path as text and suggestion which dependency to drop.
+func CircularDependency(path []string) *Error {
+	data := map[string]any{"error": "CircularDependency", "cycle_path": path, "cycle": FormatCycle(path)}
+	if len(path) >= 2 {
+		data["suggestion"] = "Remove " + path[1] + " from depends_on of " + path[0]
+	}
+	return &Error{Code: CodeCycle, Message: "Cycle Detected", Data: data}
+}
+
+// DependencyNotFound is error 1001 for depends_on ids that name no task of
+// the repo (seed 002 names the error but gives it no code; it is a card
+// file that is not found). data missing lists the ids, path the first
+// one's card path.
+func DependencyNotFound(taskID string, missing []string) *Error {
+	data := map[string]any{"error": "DependencyNotFound", "missing": missing, "suggestion": "Create the tasks first, or check the ids with list_tasks"}
+	if taskID != "" {
+		data["task_id"] = taskID
+	}
+	if len(missing) > 0 {
+		data["path"] = CardPath(missing[0])
+	}
+	return &Error{Code: CodeFileNotFound, Message: "Dependency Not Found", Data: data}
+}
+
+// TaskNotFound is error 1001 for a task id that names no task of the repo.
+func TaskNotFound(repo, id string) *Error {
+	return &Error{Code: CodeFileNotFound, Message: "Task Not Found", Data: map[string]any{
+		"error": "TaskNotFound", "task_id": id, "repo": repo, "path": CardPath(id),
+		"suggestion": "Check the id with list_tasks",
+	}}
+}
