@@ -200,18 +200,3 @@ func TestRenderReplacedAnchor(t *testing.T) {
 		t.Errorf("got\n%s", out)
 	}
 }
-
-func TestNewID(t *testing.T) {
-	at := time.Date(2026, 1, 2, 10, 43, 0, 0, time.UTC)
-	id := NewID(at, "Implement login API", nil)
-	if !ValidID(id) {
-		t.Fatalf("id %q", id)
-	}
-	if again := NewID(at, "Implement login API", nil); again != id {
-		t.Errorf("not deterministic: %q, %q", id, again)
-	}
-	other := NewID(at, "Implement login API", func(s string) bool { return s == id })
-	if other == id || !ValidID(other) {
-		t.Errorf("taken id reused: %q", other)
-	}
-}
