@@ -335,9 +335,12 @@ func Render(c Card) ([]byte, error) {
 	if c.src != nil && sameFront(c.Task, c.src.task) && encodeExtras(c.Extra) == c.src.extra {
 		return []byte(c.src.front + c.Body), nil
 	}
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	type kv struct {
+		key  string
+		k, v *yaml.Node
+	}
+	var out []kv
 	done := map[string]bool{}
-	add := func(k *yaml.Node, v *yaml.Node) { m.Content = append(m.Content, k, v) }
 	extra := map[string]*yaml.Node{}
 	for _, f := range c.Extra {
 		if _, dup := extra[f.Key]; !dup && f.Value != nil {
@@ -353,29 +356,43 @@ func Render(c Card) ([]byte, error) {
 			}
 			if isKnown(e.key) {
 				if v, keep := knownNode(e.key, c.Task, orig, e.valueNode, true); keep {
-					add(e.keyNode, v)
+					out = append(out, kv{e.key, e.keyNode, v})
 				}
 				done[e.key] = true
 			} else if v, ok := extra[e.key]; ok {
-				add(e.keyNode, v)
+				out = append(out, kv{e.key, e.keyNode, v})
 				done[e.key] = true
 			}
 		}
 	}
-	for _, k := range knownKeys {
+	// A known key the file did not have goes after the last key that
+	// precedes it in the canonical order, or first.
+	for i, k := range knownKeys {
 		if done[k] {
 			continue
 		}
-		if v, keep := knownNode(k, c.Task, orig, nil, false); keep {
-			add(str(k), v)
-		}
 		done[k] = true
+		v, keep := knownNode(k, c.Task, orig, nil, false)
+		if !keep {
+			continue
+		}
+		at := 0
+		for j, e := range out {
+			if slices.Contains(knownKeys[:i], e.key) {
+				at = j + 1
+			}
+		}
+		out = slices.Insert(out, at, kv{k, str(k), v})
 	}
 	for _, f := range c.Extra {
 		if !done[f.Key] && f.Value != nil {
-			add(str(f.Key), f.Value)
+			out = append(out, kv{f.Key, str(f.Key), f.Value})
 			done[f.Key] = true
 		}
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, e := range out {
+		m.Content = append(m.Content, e.k, e.v)
 	}
 	m = resolveAliases(m, map[string]bool{})
 	var buf bytes.Buffer
