@@ -12,7 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -60,6 +62,11 @@ type Service struct {
 	now    func() time.Time
 	board  *tasks.Board
 	tasks  TaskLog
+	// cardLocks serialise the events of one card path in this process
+	// from the record write to the task append, so two workers holding
+	// successive versions cannot append them out of order.
+	cardLocks [64]sync.Mutex
+	seed      maphash.Seed
 }
 
 // New builds an indexer on conn; the topology must be provisioned.
@@ -70,7 +77,7 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) *Service {
 	}
 	logger = logger.With("role", "indexer")
 	board := tasks.NewBoard(conn.JS, logger)
-	return &Service{conn: conn, cfg: cfg, logger: logger, now: time.Now, board: board, tasks: board}
+	return &Service{conn: conn, cfg: cfg, logger: logger, now: time.Now, board: board, tasks: board, seed: maphash.MakeSeed()}
 }
 
 // Board is the task board the indexer reconciles card files against. Run
@@ -143,6 +150,11 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 			Skip: &events.Skip{Reason: ev.Reason, Detail: ev.Detail}}
 	default:
 		return bus.Permanent(fmt.Errorf("indexer: unexpected %s event on %s", env.Event.EventKind(), env.Subject))
+	}
+	if cardCh != nil {
+		mu := &s.cardLocks[maphash.String(s.seed, rec.Repo+"\x00"+rec.Path)%uint64(len(s.cardLocks))]
+		mu.Lock()
+		defer mu.Unlock()
 	}
 	rec.SourceSeq = env.StreamSeq
 	rec.IndexedAt = s.now().UTC()
