@@ -163,7 +163,7 @@ func TestMCPTaskEventIsWrittenBackOnce(t *testing.T) {
 	ing.stop()
 	edited := strings.Replace(want, "status: done", "status: archived", 1)
 	writeTree(t, dir, map[string]string{cardPath: edited})
-	start(t, conn, cfg)
+	ing = start(t, conn, cfg)
 	bustest.Eventually(t, within, "the hand edit on the board", func() bool {
 		got, _ := board.Task("r", "abc123")
 		return got.Status == "archived"
@@ -171,4 +171,17 @@ func TestMCPTaskEventIsWrittenBackOnce(t *testing.T) {
 	if b, _ := os.ReadFile(full); string(b) != edited {
 		t.Fatalf("hand edit overwritten:\n%s", b)
 	}
+
+	// An MCP change made while ingest is down is written when it is back.
+	ing.stop()
+	task, _ = board.Task("r", "abc123")
+	task.Priority = "critical"
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	start(t, conn, cfg)
+	bustest.Eventually(t, within, "the change made while ingest was down", func() bool {
+		b, _ := os.ReadFile(full)
+		return string(b) == strings.Replace(edited, "priority: high", "priority: critical", 1)
+	})
 }
