@@ -28,6 +28,21 @@ func FuzzParse(f *testing.F) {
 		if string(out) != string(src) {
 			t.Fatalf("unchanged render differs:\n%q\n%q", out, src)
 		}
+		// A change keeps the original nodes of what did not change.
+		changed := c
+		changed.Task.Status, changed.Task.Assignee = "archived", "@fuzz"
+		changed.Task.Tags = append([]string{"x"}, c.Task.Tags...)
+		mod, err := Render(changed)
+		if err != nil {
+			t.Fatalf("render of a changed card: %v", err)
+		}
+		cm, err := Parse(mod)
+		if err != nil {
+			t.Fatalf("changed render does not parse: %v\n%s", err, mod)
+		}
+		if !SameTask(cm.Task, changed.Task) || cm.Body != c.Body || len(cm.Extra) != len(c.Extra) {
+			t.Fatalf("changed render lost something:\n%+v\n%+v\n%s", changed.Task, cm.Task, mod)
+		}
 		c.src = nil
 		fresh, err := Render(c)
 		if err != nil {
