@@ -18,6 +18,7 @@ import (
 type TaskLog interface {
 	Mutate(ctx context.Context, repo string, build func(current map[string]events.Task) (events.TaskEvent, error)) (uint64, error)
 	Task(repo, id string) (events.Task, bool)
+	Tasks(repo string) map[string]events.Task
 }
 
 // SourceFile is the TaskEvent.Source of events the indexer derives from
@@ -77,6 +78,18 @@ func isCard(path string) bool {
 // Identical state publishes nothing, which is what stops a card that ingest
 // wrote back from an MCP event coming round again.
 func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardChange) error {
+	if ch.deleted {
+		// A card renamed, or a copy of it deleted: the task lives on in the
+		// other file that claims its id.
+		for _, t := range s.tasks.Tasks(repo) {
+			if t.Path == path {
+				if other, ok := s.otherCard(ctx, repo, path, t.ID); ok {
+					ch = &cardChange{task: other}
+				}
+				break
+			}
+		}
+	}
 	keep := ""
 	if !ch.deleted {
 		keep = ch.task.ID
@@ -128,4 +141,45 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 	}
 	s.logger.Info("task "+string(op), "repo", repo, "path", path, "id", ch.task.ID)
 	return nil
+}
+
+// otherCard finds a live card other than path that claims id, and returns
+// its task. It lists the repo's records, so it is kept for deletions.
+func (s *Service) otherCard(ctx context.Context, repo, path, id string) (events.Task, bool) {
+	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return events.Task{}, false
+	}
+	keys, err := kv.ListKeysFiltered(ctx, events.DocKeyPrefix(repo))
+	if err != nil {
+		return events.Task{}, false
+	}
+	defer keys.Stop()
+	for key := range keys.Keys() {
+		_, p, err := events.ParseDocKey(key)
+		if err != nil || p == path || !isCard(p) {
+			continue
+		}
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		rec, err := events.DecodeDocRecord(e.Value())
+		if err != nil || rec.Deleted || rec.Skip != nil {
+			continue
+		}
+		content := []byte(rec.Content)
+		if rec.Blob != "" {
+			if content, err = s.blob(ctx, rec.Blob); err != nil {
+				continue
+			}
+		}
+		c, err := card.Parse(content)
+		if err != nil || c.Task.ID != id {
+			continue
+		}
+		c.Task.Path = p
+		return c.Task, true
+	}
+	return events.Task{}, false
 }

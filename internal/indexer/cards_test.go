@@ -116,4 +116,12 @@ func TestCardIDHeldByAnotherCard(t *testing.T) {
 	if got, _ := s.Board().Task("r", "abc123"); got.Path != ".cuedeck/cards/abc123.md" {
 		t.Fatalf("board: %+v", got)
 	}
+	// The original deleted (a rename seen in this order): the task moves to
+	// the card that still claims its id.
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 3, Event: events.FileDeleted{Repo: "r", Path: ".cuedeck/cards/abc123.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := s.Board().Task("r", "abc123"); !ok || got.Path != ".cuedeck/cards/copy.md" || got.Title != "Login" {
+		t.Fatalf("board after the original was deleted: %+v, %v", got, ok)
+	}
 }
