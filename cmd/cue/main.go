@@ -18,6 +18,8 @@ Usage:
   cue init   [--force]          create .cuedeck/{cards,docs}, config.toml; ignore the cache
   cue up     [--detach]         run the embedded node and every role on this workspace
   cue mcp                       serve MCP over stdio (starts the daemon if none runs)
+  cue card new TITLE [--priority P] [--tags a,b] [--depends-on id,id] [--assignee X]
+                                write a todo task card, print its path
   cue status [--json]           what is indexed, skipped, lagging, dead-lettered
   cue down                      stop this workspace's daemon gracefully
   cue scene  [CARD_ID] [--token-limit N] [--dry-run|-d]
@@ -61,6 +63,8 @@ func run(args []string) error {
 		return cmdUp(rest)
 	case "mcp":
 		return cmdMCP(rest)
+	case "card":
+		return cmdCard(rest)
 	case "status":
 		return cmdStatus(rest)
 	case "down":

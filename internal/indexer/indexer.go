@@ -12,13 +12,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/docparse"
+	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -56,6 +60,13 @@ type Service struct {
 	cfg    Config
 	logger *slog.Logger
 	now    func() time.Time
+	board  *tasks.Board
+	tasks  TaskLog
+	// cardLocks serialise the events of one card path in this process
+	// from the record write to the task append, so two workers holding
+	// successive versions cannot append them out of order.
+	cardLocks [64]sync.Mutex
+	seed      maphash.Seed
 }
 
 // New builds an indexer on conn; the topology must be provisioned.
@@ -64,10 +75,17 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{conn: conn, cfg: cfg, logger: logger.With("role", "indexer"), now: time.Now}
+	logger = logger.With("role", "indexer")
+	board := tasks.NewBoard(conn.JS, logger)
+	return &Service{conn: conn, cfg: cfg, logger: logger, now: time.Now, board: board, tasks: board, seed: maphash.MakeSeed()}
 }
 
-// Run indexes until ctx is cancelled, then drains its consumer.
+// Board is the task board the indexer reconciles card files against. Run
+// runs it; a caller of Handle alone must run it too.
+func (s *Service) Board() *tasks.Board { return s.board }
+
+// Run indexes until ctx is cancelled, then drains its consumer and stops
+// following the task log.
 func (s *Service) Run(ctx context.Context) error {
 	w := bus.NewWorker(s.conn, bus.WorkerConfig{
 		Stream:      events.IngestStream,
@@ -76,13 +94,29 @@ func (s *Service) Run(ctx context.Context) error {
 		MaxDeliver:  s.cfg.MaxDeliver,
 		Logger:      s.logger,
 	}, s.Handle)
-	return w.Run(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	boardCtx, stopBoard := context.WithCancel(context.Background())
+	defer stopBoard()
+	g.Go(func() error {
+		err := s.board.Run(boardCtx)
+		if err == nil && boardCtx.Err() == nil {
+			err = errors.New("indexer: the task board stopped")
+		}
+		return err
+	})
+	g.Go(func() error {
+		// The worker drains first; the board it appends through stops after.
+		defer stopBoard()
+		return w.Run(gctx)
+	})
+	return g.Wait()
 }
 
 // Handle indexes one file event. It is idempotent: the record it writes is
 // a function of the event and its stream sequence.
 func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 	var rec events.DocRecord
+	var cardCh *cardChange
 	switch ev := env.Event.(type) {
 	case events.FileUpserted:
 		content := ev.Content
@@ -95,6 +129,9 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		}
 		rec = docparse.Build(ev.Repo, ev.Path, content)
 		rec.SHA256, rec.Size, rec.ModTime = ev.SHA256, ev.Size, ev.ModTime
+		if rec.Kind == events.DocCard {
+			cardCh = s.parseCard(ctx, &rec, content)
+		}
 		if ev.UTF8Repaired {
 			rec.Warnings = append(rec.Warnings, "invalid UTF-8 replaced with U+FFFD")
 		}
@@ -105,11 +142,19 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		}
 	case events.FileDeleted:
 		rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Deleted: true}
+		if isCard(ev.Path) {
+			cardCh = &cardChange{deleted: true}
+		}
 	case events.FileSkipped:
 		rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Size: ev.Size, ModTime: ev.ModTime,
 			Skip: &events.Skip{Reason: ev.Reason, Detail: ev.Detail}}
 	default:
 		return bus.Permanent(fmt.Errorf("indexer: unexpected %s event on %s", env.Event.EventKind(), env.Subject))
+	}
+	if cardCh != nil {
+		mu := &s.cardLocks[maphash.String(s.seed, rec.Repo+"\x00"+rec.Path)%uint64(len(s.cardLocks))]
+		mu.Lock()
+		defer mu.Unlock()
 	}
 	rec.SourceSeq = env.StreamSeq
 	rec.IndexedAt = s.now().UTC()
@@ -122,6 +167,14 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		return err
 	}
 	s.logger.Debug("indexed", "repo", rec.Repo, "path", rec.Path, "stream_seq", rec.SourceSeq, "current", current)
+	if current && cardCh != nil {
+		// After the record, so a crash in between costs a redelivery; and
+		// only while the record is this event's, so an older event of the
+		// card delivered late cannot set the task back.
+		if err := s.publishCard(ctx, rec.Repo, rec.Path, cardCh); err != nil {
+			return err
+		}
+	}
 	if current && s.cfg.EmbedModel != "" {
 		// Only after the record is stored, and again on a redelivery (the
 		// message id drops the copy): a crash between the put and this

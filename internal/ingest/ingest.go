@@ -3,7 +3,9 @@
 // changed as FileUpserted, FileDeleted and FileSkipped events on the ingest
 // stream, large contents going through the blobs object store. What was
 // published is remembered in a local Badger, so a restart sends nothing for
-// unchanged files. cmd/cue-ingest and `cue up` run it.
+// unchanged files. It also follows the task log and writes task changes made
+// through MCP back into the repos' card files. cmd/cue-ingest and `cue up`
+// run it.
 package ingest
 
 import (
@@ -135,6 +137,10 @@ func (s *Service) Run(ctx context.Context) (err error) {
 		}
 	}
 
+	// Task events made through MCP come back into card files.
+	var writers sync.WaitGroup
+	writers.Go(func() { s.followTasks(ctx) })
+
 	var repos sync.WaitGroup
 	for _, r := range s.repos {
 		r.enqueue = enqueue
@@ -155,10 +161,11 @@ func (s *Service) Run(ctx context.Context) (err error) {
 		s.logger.Info("ingest: initial scan done", "repos", len(s.repos))
 	}
 
-	// Shut down in order: stop the watchers and scanners, then let the
+	// Shut down in order: stop the watchers, scanners and card writer, then let the
 	// publishers drain (with ctx cancelled they give up at once), then close
 	// the state (deferred above).
 	repos.Wait()
+	writers.Wait()
 	for _, q := range queues {
 		close(q)
 	}

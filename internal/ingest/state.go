@@ -141,3 +141,41 @@ func (b badgerLogger) Warningf(f string, a ...any) {
 }
 func (badgerLogger) Infof(string, ...any)  {}
 func (badgerLogger) Debugf(string, ...any) {}
+
+// taskPosKey holds the last CUE_TASKS sequence whose events for repo were
+// written back into card files.
+func taskPosKey(repo string) []byte { return []byte("t\x00" + repo) }
+
+func (s *stateStore) taskPos(repo string) (uint64, error) {
+	var pos uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(taskPosKey(repo))
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error { return json.Unmarshal(v, &pos) })
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ingest: read task log position of %s: %w", repo, err)
+	}
+	return pos, nil
+}
+
+func (s *stateStore) putTaskPos(positions map[string]uint64) error {
+	err := s.db.Update(func(txn *badger.Txn) error {
+		for repo, pos := range positions {
+			v, _ := json.Marshal(pos)
+			if err := txn.Set(taskPosKey(repo), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ingest: write task log position: %w", err)
+	}
+	return nil
+}

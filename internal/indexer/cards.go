@@ -1,0 +1,185 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/docparse"
+	"github.com/cuedeck/cuedeck/pkg/core/card"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// TaskLog is the task board the indexer reconciles card files against:
+// Mutate builds an event from the repo's current tasks and appends it with
+// optimistic concurrency, building again if the log moved (tasks.Board).
+type TaskLog interface {
+	Mutate(ctx context.Context, repo string, build func(current map[string]events.Task) (events.TaskEvent, error)) (uint64, error)
+	Task(repo, id string) (events.Task, bool)
+	Tasks(repo string) map[string]events.Task
+}
+
+// SourceFile is the TaskEvent.Source of events the indexer derives from
+// card files; ingest writes back only events of other sources.
+const SourceFile = "file"
+
+// errNoChange ends a Mutate that has nothing to publish.
+var errNoChange = errors.New("task unchanged")
+
+// cardChange is what a card file event means for the task log, decided
+// before the DocRecord is written and published after it.
+type cardChange struct {
+	task    events.Task
+	deleted bool
+}
+
+// parseCard reads rec's content as a card. A card that does not parse, or
+// whose id another live card already holds, gets a warning on its record
+// and changes no task.
+func (s *Service) parseCard(ctx context.Context, rec *events.DocRecord, content string) *cardChange {
+	c, err := card.Parse([]byte(content))
+	if err != nil {
+		rec.Warnings = append(rec.Warnings, "task card not read: "+err.Error())
+		return nil
+	}
+	t := c.Task
+	t.Path = rec.Path
+	if cur, ok := s.tasks.Task(rec.Repo, t.ID); ok && cur.Path != "" && cur.Path != t.Path && s.live(ctx, rec.Repo, cur.Path) {
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("task card not read: id %s is already the card %s; give this card another id", t.ID, cur.Path))
+		return nil
+	}
+	return &cardChange{task: t}
+}
+
+// live reports whether the doc at path has a record that is not a tombstone.
+func (s *Service) live(ctx context.Context, repo, path string) bool {
+	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return true
+	}
+	e, err := kv.Get(ctx, events.DocKey(repo, path))
+	if err != nil {
+		return !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted)
+	}
+	rec, err := events.DecodeDocRecord(e.Value())
+	return err != nil || !rec.Deleted
+}
+
+func isCard(path string) bool {
+	kind, _ := docparse.Classify(path)
+	return kind == events.DocCard
+}
+
+// publishCard brings the task log in line with a card file: the task of the
+// card at path is created, updated or deleted, and a task the board still
+// places at path under another id (the card's id was edited) is deleted.
+// Identical state publishes nothing, which is what stops a card that ingest
+// wrote back from an MCP event coming round again.
+func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardChange) error {
+	if ch.deleted {
+		// A card renamed, or a copy of it deleted: the task lives on in the
+		// other file that claims its id.
+		for _, t := range s.tasks.Tasks(repo) {
+			if t.Path == path {
+				if other, ok := s.otherCard(ctx, repo, path, t.ID); ok {
+					ch = &cardChange{task: other}
+				}
+				break
+			}
+		}
+	}
+	keep := ""
+	if !ch.deleted {
+		keep = ch.task.ID
+	}
+	for {
+		var stale events.Task
+		_, err := s.tasks.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+			for _, t := range cur {
+				if t.Path == path && t.ID != keep {
+					stale = t
+					return events.TaskEvent{Op: events.TaskDeleted, Task: t, Source: SourceFile}, nil
+				}
+			}
+			return events.TaskEvent{}, errNoChange
+		})
+		if errors.Is(err, errNoChange) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("indexer: delete task %s of %s/%s: %w", stale.ID, repo, path, err)
+		}
+		s.logger.Info("task deleted", "repo", repo, "path", path, "id", stale.ID)
+	}
+	if ch.deleted {
+		return nil
+	}
+	var op events.TaskOp
+	_, err := s.tasks.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+		prev, ok := cur[ch.task.ID]
+		if ok {
+			if prev.Path == "" {
+				prev.Path = ch.task.Path
+			}
+			if card.SameTask(prev, ch.task) {
+				return events.TaskEvent{}, errNoChange
+			}
+		}
+		op = events.TaskUpdated
+		if !ok {
+			op = events.TaskCreated
+		}
+		return events.TaskEvent{Op: op, Task: ch.task, Source: SourceFile}, nil
+	})
+	switch {
+	case errors.Is(err, errNoChange):
+		return nil
+	case err != nil:
+		return fmt.Errorf("indexer: publish task %s of %s/%s: %w", ch.task.ID, repo, path, err)
+	}
+	s.logger.Info("task "+string(op), "repo", repo, "path", path, "id", ch.task.ID)
+	return nil
+}
+
+// otherCard finds a live card other than path that claims id, and returns
+// its task. It lists the repo's records, so it is kept for deletions.
+func (s *Service) otherCard(ctx context.Context, repo, path, id string) (events.Task, bool) {
+	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return events.Task{}, false
+	}
+	keys, err := kv.ListKeysFiltered(ctx, events.DocKeyPrefix(repo))
+	if err != nil {
+		return events.Task{}, false
+	}
+	defer keys.Stop()
+	for key := range keys.Keys() {
+		_, p, err := events.ParseDocKey(key)
+		if err != nil || p == path || !isCard(p) {
+			continue
+		}
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		rec, err := events.DecodeDocRecord(e.Value())
+		if err != nil || rec.Deleted || rec.Skip != nil {
+			continue
+		}
+		content := []byte(rec.Content)
+		if rec.Blob != "" {
+			if content, err = s.blob(ctx, rec.Blob); err != nil {
+				continue
+			}
+		}
+		c, err := card.Parse(content)
+		if err != nil || c.Task.ID != id {
+			continue
+		}
+		c.Task.Path = p
+		return c.Task, true
+	}
+	return events.Task{}, false
+}

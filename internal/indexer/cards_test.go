@@ -1,0 +1,127 @@
+package indexer
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+func runBoard(t *testing.T, s *Service) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Board().Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+func taskLogLen(t *testing.T, conn *bus.Conn) uint64 {
+	t.Helper()
+	st, err := conn.JS.Stream(context.Background(), events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+const cardV1 = "---\nid: abc123\ntitle: Login\nstatus: todo\npriority: high\n---\nSee @docs/api.md#Login\n"
+
+func TestCardsBecomeTaskEvents(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	runBoard(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const p = ".cuedeck/cards/abc123.md"
+	handle := func(seq uint64, ev events.Event) {
+		t.Helper()
+		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	handle(1, upsert(p, cardV1))
+	got, ok := s.Board().Task("r", "abc123")
+	if !ok || got.Title != "Login" || got.Priority != "high" || got.Path != p {
+		t.Fatalf("board after create: %+v, %v", got, ok)
+	}
+	// The same card again (a redelivery, or ingest's write-back) publishes nothing.
+	handle(1, upsert(p, cardV1))
+	handle(2, upsert(p, cardV1))
+	if n := taskLogLen(t, conn); n != 1 {
+		t.Fatalf("task log has %d events after identical cards, want 1", n)
+	}
+	handle(3, upsert(p, strings.Replace(cardV1, "status: todo", "status: active", 1)))
+	if got, _ := s.Board().Task("r", "abc123"); got.Status != "active" {
+		t.Fatalf("board after edit: %+v", got)
+	}
+	// An older event delivered late does not set the task back.
+	handle(2, upsert(p, cardV1))
+	if got, _ := s.Board().Task("r", "abc123"); got.Status != "active" {
+		t.Fatalf("board after a late old event: %+v", got)
+	}
+
+	// A broken card is a warning on its record, not an event.
+	handle(4, upsert(p, strings.Replace(cardV1, "status: todo", "status: doing", 1)))
+	rec, _ := stored(t, conn, p)
+	if len(rec.Warnings) != 1 || !strings.Contains(rec.Warnings[0], `line 4: status: "doing" is not one of`) {
+		t.Fatalf("warnings: %q", rec.Warnings)
+	}
+	if n := taskLogLen(t, conn); n != 2 {
+		t.Fatalf("task log has %d events, want 2", n)
+	}
+
+	// Editing the id moves the task; deleting the file deletes it.
+	handle(5, upsert(p, strings.Replace(cardV1, "abc123", "xyz789", 1)))
+	if _, ok := s.Board().Task("r", "abc123"); ok {
+		t.Fatal("old id still on the board")
+	}
+	if got, ok := s.Board().Task("r", "xyz789"); !ok || got.Path != p {
+		t.Fatalf("new id: %+v, %v", got, ok)
+	}
+	handle(6, events.FileDeleted{Repo: "r", Path: p})
+	if ts := s.Board().Tasks("r"); len(ts) != 0 {
+		t.Fatalf("board after delete: %+v", ts)
+	}
+}
+
+func TestCardIDHeldByAnotherCard(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	runBoard(t, s)
+	ctx := context.Background()
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 1, Event: upsert(".cuedeck/cards/abc123.md", cardV1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 2, Event: upsert(".cuedeck/cards/copy.md", cardV1)}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := stored(t, conn, ".cuedeck/cards/copy.md")
+	if len(rec.Warnings) != 1 || !strings.Contains(rec.Warnings[0], "already the card .cuedeck/cards/abc123.md") {
+		t.Fatalf("warnings: %q", rec.Warnings)
+	}
+	if got, _ := s.Board().Task("r", "abc123"); got.Path != ".cuedeck/cards/abc123.md" {
+		t.Fatalf("board: %+v", got)
+	}
+	// The original deleted (a rename seen in this order): the task moves to
+	// the card that still claims its id.
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 3, Event: events.FileDeleted{Repo: "r", Path: ".cuedeck/cards/abc123.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := s.Board().Task("r", "abc123"); !ok || got.Path != ".cuedeck/cards/copy.md" || got.Title != "Login" {
+		t.Fatalf("board after the original was deleted: %+v, %v", got, ok)
+	}
+}

@@ -1,0 +1,231 @@
+package ingest
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/pkg/core/card"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// SourceFile is the TaskEvent.Source of events derived from card files (by
+// the indexer); ingest writes back every other source's events.
+const SourceFile = "file"
+
+// tmpDir is where card rewrites are staged before their rename: inside the
+// repo (a rename cannot cross file systems) and excluded from ingest.
+const tmpDir = ".cuedeck/.cache/tmp"
+
+// followTasks writes task events made through MCP (any source but "file")
+// back into card files, until ctx is cancelled. It resumes after the
+// position saved in the state, so a restart misses nothing; the writes are
+// idempotent, so the replay of events written before a crash is harmless.
+func (s *Service) followTasks(ctx context.Context) {
+	pause := 100 * time.Millisecond
+	for {
+		err := s.followTasksOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.logger.Warn("ingest: following the task log failed; retrying", "stream", events.TasksStream, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+type pendingTask struct {
+	repo *repo
+	seq  uint64
+	ev   events.TaskEvent
+}
+
+func (s *Service) followTasksOnce(ctx context.Context) error {
+	byName := map[string]*repo{}
+	var subjects []string
+	start := uint64(0)
+	positions := map[string]uint64{}
+	for i, r := range s.repos {
+		byName[r.name] = r
+		subjects = append(subjects, events.TaskSubject(r.name))
+		pos, err := s.state.taskPos(r.name)
+		if err != nil {
+			return err
+		}
+		positions[r.name] = pos
+		if i == 0 || pos < start {
+			start = pos
+		}
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverAllPolicy}
+	if start > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, start+1
+	}
+	cons, err := s.conn.JS.OrderedConsumer(ctx, events.TasksStream, cfg)
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	// Events are gathered until the consumer has caught up, and then only
+	// each task's last one is applied: an MCP change that a later edit of
+	// the card superseded is not written over that edit.
+	pending := map[string]pendingTask{}
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			continue
+		}
+		seq := meta.Sequence.Stream
+		name := strings.TrimPrefix(msg.Subject(), events.SubjectTaskPrefix)
+		r := byName[name]
+		if r != nil && seq > positions[name] {
+			ev, err := events.Decode(msg.Data())
+			te, ok := ev.(events.TaskEvent)
+			switch {
+			case err != nil || !ok:
+				s.logger.Warn("ingest: undecodable task event", "subject", msg.Subject(), "stream_seq", seq, "err", err)
+			default:
+				pending[name+"\x00"+te.Task.ID] = pendingTask{repo: r, seq: seq, ev: te}
+			}
+		}
+		if meta.NumPending > 0 {
+			continue
+		}
+		batch := slices.SortedFunc(func(yield func(pendingTask) bool) {
+			for _, p := range pending {
+				if !yield(p) {
+					return
+				}
+			}
+		}, func(a, b pendingTask) int { return cmp.Compare(a.seq, b.seq) })
+		clear(pending)
+		for _, p := range batch {
+			if p.ev.Source == SourceFile {
+				continue
+			}
+			if err := p.repo.writeTask(p.ev); err != nil {
+				s.logger.Warn("ingest: writing a task back into its card failed", "repo", p.repo.name, "id", p.ev.Task.ID, "stream_seq", p.seq, "err", err)
+			}
+		}
+		for n := range positions {
+			positions[n] = max(positions[n], seq)
+		}
+		if err := s.state.putTaskPos(positions); err != nil {
+			return err
+		}
+	}
+}
+
+// cardPath is where the task's card is: its recorded path when that is a
+// card path, else the default for its id.
+func cardPath(t events.Task) string {
+	p := t.Path
+	if events.ValidatePath(p) == nil && strings.HasPrefix(p, card.Dir+"/") && strings.HasSuffix(p, ".md") {
+		return p
+	}
+	return card.Path(t.ID)
+}
+
+// writeTask makes the task's card file say what ev says, keeping its body
+// and unknown keys. It writes nothing when the bytes would not change, and
+// refuses to replace a file that is not this task's card (it does not parse,
+// or holds another id), so a hand edit in progress is never lost.
+func (r *repo) writeTask(ev events.TaskEvent) error {
+	if !card.ValidID(ev.Task.ID) {
+		return fmt.Errorf("task id %q is not valid", ev.Task.ID)
+	}
+	p := cardPath(ev.Task)
+	old, err := r.root.ReadFile(p)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	c := card.Card{Body: "\n"}
+	if exists {
+		if c, err = card.Parse(old); err != nil {
+			return fmt.Errorf("%s is not a card that can be rewritten: %w", p, err)
+		}
+		if c.Task.ID != ev.Task.ID {
+			return fmt.Errorf("%s holds task %s, not %s", p, c.Task.ID, ev.Task.ID)
+		}
+	}
+	if ev.Op == events.TaskDeleted {
+		if !exists {
+			return nil
+		}
+		return r.root.Remove(p)
+	}
+	c.Task = ev.Task
+	data, err := card.Render(c)
+	if err != nil {
+		return err
+	}
+	if exists && bytes.Equal(data, old) {
+		return nil
+	}
+	return writeAtomic(r.root, p, data)
+}
+
+// writeAtomic replaces p inside root with data: written and synced under
+// tmpDir first, then renamed over p, so a reader never sees half a card.
+func writeAtomic(root *os.Root, p string, data []byte) error {
+	mode := fs.FileMode(0o644)
+	if fi, err := root.Stat(p); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := root.MkdirAll(tmpDir, 0o755); err != nil {
+		return err
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(tmpDir, path.Base(p)+"."+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		if werr = root.MkdirAll(path.Dir(p), 0o755); werr == nil {
+			werr = root.Rename(tmp, p)
+		}
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+	}
+	return werr
+}

@@ -1,0 +1,187 @@
+package ingest_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/indexer"
+	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+const cardPath = ".cuedeck/cards/abc123.md"
+
+const handCard = `---
+id: abc123
+title: Implement login
+status: todo
+priority: high
+tags: [auth]
+estimate: 3d # a key CueDeck does not know
+created: 2026-01-02T10:43:00Z
+updated: 2026-01-02T10:43:00Z
+---
+# Login
+
+Follow @docs/api.md#Login.
+`
+
+// runBG runs fn until the test ends and checks it returned cleanly.
+func runBG(t *testing.T, name string, fn func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case <-time.After(within):
+			t.Errorf("%s did not stop within %s", name, within)
+		}
+	})
+}
+
+func taskLog(t *testing.T, conn *bus.Conn) uint64 {
+	t.Helper()
+	st, err := conn.JS.Stream(context.Background(), events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+func docSHA(conn *bus.Conn, repo, path string) string {
+	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
+	if err != nil {
+		return ""
+	}
+	e, err := kv.Get(context.Background(), events.DocKey(repo, path))
+	if err != nil {
+		return ""
+	}
+	rec, err := events.DecodeDocRecord(e.Value())
+	if err != nil {
+		return ""
+	}
+	return rec.SHA256
+}
+
+// cardsPipeline runs ingest and the indexer on a repo holding handCard, and
+// returns a board that follows the task log.
+func cardsPipeline(t *testing.T) (conn *bus.Conn, dir string, board *tasks.Board, cfg ingest.Config, ing running) {
+	conn, _ = bustest.Start(t, bus.Settings{})
+	dir = t.TempDir()
+	writeTree(t, dir, map[string]string{cardPath: handCard, "docs/api.md": "# Login\n"})
+	board = tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board", board.Run)
+	runBG(t, "indexer", indexer.New(conn, indexer.Config{}, nil).Run)
+	cfg = config(t, ingest.RepoConfig{Name: "r", Root: dir})
+	ing = start(t, conn, cfg)
+	bustest.Eventually(t, within, "the card on the board", func() bool {
+		_, ok := board.Task("r", "abc123")
+		return ok
+	})
+	return conn, dir, board, cfg, ing
+}
+
+func TestHandEditedCardReachesTheBoard(t *testing.T) {
+	_, dir, board, _, _ := cardsPipeline(t)
+	got, _ := board.Task("r", "abc123")
+	if got.Title != "Implement login" || got.Priority != "high" || got.Path != cardPath {
+		t.Fatalf("task: %+v", got)
+	}
+	writeTree(t, dir, map[string]string{cardPath: strings.Replace(handCard, "status: todo", "status: active", 1)})
+	bustest.Eventually(t, 2*time.Second, "the edit on the board", func() bool {
+		got, _ := board.Task("r", "abc123")
+		return got.Status == "active"
+	})
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(cardPath))); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, within, "the deletion on the board", func() bool {
+		_, ok := board.Task("r", "abc123")
+		return !ok
+	})
+}
+
+func TestMCPTaskEventIsWrittenBackOnce(t *testing.T) {
+	conn, dir, board, cfg, ing := cardsPipeline(t)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+
+	task, _ := board.Task("r", "abc123")
+	task.Status, task.Assignee = "done", "@dev"
+	task.Updated = time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp", Actor: "agent"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer(
+		"status: todo", "status: done",
+		"priority: high\n", "priority: high\nassignee: '@dev'\n",
+		"updated: 2026-01-02T10:43:00Z", "updated: 2026-01-03T09:00:00Z",
+	).Replace(handCard)
+	full := filepath.Join(dir, filepath.FromSlash(cardPath))
+	var got string
+	bustest.Eventually(t, within, "the card rewritten", func() bool {
+		b, _ := os.ReadFile(full)
+		got = string(b)
+		return strings.Contains(got, "status: done")
+	})
+	if got != want {
+		t.Fatalf("card rewritten as\n%s\nwant\n%s", got, want)
+	}
+	events1 := taskLog(t, conn)
+	// The rewrite comes back through ingest and the indexer as the same
+	// state, and publishes nothing.
+	bustest.Eventually(t, within, "the rewritten card indexed", func() bool {
+		return docSHA(conn, "r", cardPath) == events.SHA256Hex([]byte(want))
+	})
+	if err := board.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := taskLog(t, conn); n != events1 || n != 2 {
+		t.Fatalf("task log has %d events (%d when the card was written), want 2", n, events1)
+	}
+
+	// A restart resumes after what was written: a later hand edit is not
+	// undone by replaying the MCP event.
+	ing.stop()
+	edited := strings.Replace(want, "status: done", "status: archived", 1)
+	writeTree(t, dir, map[string]string{cardPath: edited})
+	ing = start(t, conn, cfg)
+	bustest.Eventually(t, within, "the hand edit on the board", func() bool {
+		got, _ := board.Task("r", "abc123")
+		return got.Status == "archived"
+	})
+	if b, _ := os.ReadFile(full); string(b) != edited {
+		t.Fatalf("hand edit overwritten:\n%s", b)
+	}
+
+	// An MCP change made while ingest is down is written when it is back.
+	ing.stop()
+	task, _ = board.Task("r", "abc123")
+	task.Priority = "critical"
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	start(t, conn, cfg)
+	bustest.Eventually(t, within, "the change made while ingest was down", func() bool {
+		b, _ := os.ReadFile(full)
+		return string(b) == strings.Replace(edited, "priority: high", "priority: critical", 1)
+	})
+}
