@@ -335,3 +335,56 @@ func TestNoEmbeddingsWithModelNone(t *testing.T) {
 		t.Fatalf("embeddings with model none: %+v", e)
 	}
 }
+
+// The card loop through the composed daemon: a task made through MCP
+// becomes a card file; update_task rewrites it keeping the body and keys
+// the tools do not know; a hand edit of the file changes list_tasks.
+func TestTaskCardsRoundTripThroughTheDaemon(t *testing.T) {
+	root := t.TempDir()
+	n := startNode(t, root, nil)
+	call := func(tool string, args map[string]any, out any) {
+		t.Helper()
+		b, _ := json.Marshal(args)
+		res, err := n.caller.Call(context.Background(), tool, b)
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		if out != nil {
+			if err := json.Unmarshal(res, out); err != nil {
+				t.Fatalf("%s result %s: %v", tool, res, err)
+			}
+		}
+	}
+	var created tools.CreateTaskResult
+	call(tools.CreateTask, map[string]any{"title": "Moor the zeppelin", "priority": "high"}, &created)
+	card := filepath.Join(root, filepath.FromSlash(created.Path))
+	var body []byte
+	bustest.Eventually(t, 10*time.Second, "the card file written by ingest", func() bool {
+		var err error
+		body, err = os.ReadFile(card)
+		return err == nil && strings.Contains(string(body), "Moor the zeppelin")
+	})
+
+	// A person adds a body and a key of their own.
+	edited := strings.Replace(string(body), "\n---\n", "\nsprint: 14\n---\n", 1) + "\nUse the north mast.\n"
+	write(t, root, created.Path, edited)
+	call(tools.UpdateTask, map[string]any{"id": created.ID, "updates": map[string]any{"status": "active"}}, nil)
+	bustest.Eventually(t, 10*time.Second, "the card rewritten with the new status", func() bool {
+		b, err := os.ReadFile(card)
+		s := string(b)
+		return err == nil && strings.Contains(s, "status: active") && strings.Contains(s, "sprint: 14") && strings.HasSuffix(s, "\nUse the north mast.\n")
+	})
+
+	// A hand edit reaches list_tasks.
+	b, _ := os.ReadFile(card)
+	write(t, root, created.Path, strings.Replace(string(b), "status: active", "status: done", 1))
+	bustest.Eventually(t, 10*time.Second, "list_tasks sees the hand edit", func() bool {
+		var list []tools.TaskSummary
+		b, _ := json.Marshal(map[string]any{"status": "done"})
+		res, err := n.caller.Call(context.Background(), tools.ListTasks, b)
+		if err != nil || json.Unmarshal(res, &list) != nil {
+			return false
+		}
+		return len(list) == 1 && list[0].ID == created.ID
+	})
+}
