@@ -25,6 +25,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -161,7 +162,15 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		mcpURL = "http://" + httpLn.Addr().String() + "/mcp"
 	}
-	mcpSrv := mcpserver.New(edg, mcpserver.Options{Logger: log.With("role", "mcp")})
+	// get_scene reads the workspace's files, which this process has and a
+	// team edge does not; os.Root keeps its references inside.
+	wsRoot, err := os.OpenRoot(ws.Root)
+	if err != nil {
+		return fmt.Errorf("open the workspace %s: %w", ws.Root, err)
+	}
+	defer wsRoot.Close()
+	caller := scenes.Tool(edg, wsRoot.FS())
+	mcpSrv := mcpserver.New(caller, mcpserver.Options{Logger: log.With("role", "mcp")})
 
 	// Started in this order, stopped in reverse: ingest stops watching
 	// first, the indexer drains its consumer, then the embed worker drains
@@ -173,7 +182,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("tasks", board.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: QueryPrefix, Ready: func() { close(queryReady) }})
+		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: QueryPrefix, Ready: func() { close(queryReady) }})
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {

@@ -388,3 +388,29 @@ func TestTaskCardsRoundTripThroughTheDaemon(t *testing.T) {
 		return len(list) == 1 && list[0].ID == created.ID
 	})
 }
+
+// get_scene through the daemon packs the active card and what it
+// references, from the workspace's files.
+func TestGetSceneThroughTheDaemon(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "docs/mast.md", "# Mast\n\n## North\n\nThe north mast takes ships up to 200 m.\n\n## South\n\nClosed for repair.\n")
+	write(t, root, ".cuedeck/cards/moor01.md", "---\nid: moor01\ntitle: Moor the zeppelin\nstatus: active\npriority: high\n---\n\nSee @docs/mast.md#North.\n")
+	n := startNode(t, root, nil)
+	args, _ := json.Marshal(map[string]any{"token_limit": 2000})
+	out, err := n.caller.Call(context.Background(), tools.GetScene, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res tools.GetSceneResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.CardID != "moor01" || res.Budget != 2000 || res.Tokens > 2000 || !strings.Contains(res.Markdown, "200 m") || strings.Contains(res.Markdown, "Closed for repair") {
+		t.Fatalf("scene: %+v", res)
+	}
+	_, err = n.caller.Call(context.Background(), tools.GetScene, json.RawMessage(`{"card_id":"zzzzzz"}`))
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Fatalf("unknown card: %v", err)
+	}
+}

@@ -108,7 +108,11 @@ func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (jso
 	if _, err := tools.Validate(tool, args); err != nil {
 		return nil, err
 	}
-	return nil, &tools.Error{Code: tools.CodeMethodMissing, Message: "Tool not served by this edge", Data: map[string]any{"tool": tool}}
+	data := map[string]any{"tool": tool}
+	if tool == tools.GetScene {
+		data["hint"] = "get_scene reads the workspace's files: call it through `cue mcp` or `cue up` beside the workspace"
+	}
+	return nil, &tools.Error{Code: tools.CodeMethodMissing, Message: "Tool not served by this edge", Data: data}
 }
 
 // readContext is seed 002 §1. A structural query ("who imports X", "what

@@ -45,6 +45,10 @@ type Card struct {
 // ErrNoActiveCard is returned by Root when no card is active.
 var ErrNoActiveCard = errors.New("no card has status active; name one: cue scene CARD_ID")
 
+// ErrSeveralActive is returned by Root when more than one card is active
+// and none is named.
+var ErrSeveralActive = errors.New("several active cards")
+
 // ErrCardNotFound is returned by Root when the named card does not exist.
 var ErrCardNotFound = errors.New("card not found")
 
@@ -127,7 +131,7 @@ func Root(cards []Card, id string) (Card, error) {
 	for i, c := range active {
 		ids[i] = c.ID
 	}
-	return Card{}, fmt.Errorf("%d cards are active (%s); name one: cue scene CARD_ID", len(active), strings.Join(ids, ", "))
+	return Card{}, fmt.Errorf("%w: %d cards are active (%s); name one: cue scene CARD_ID", ErrSeveralActive, len(active), strings.Join(ids, ", "))
 }
 
 // Resolve maps a link or @ref in file from to the workspace-relative path

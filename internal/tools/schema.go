@@ -133,6 +133,17 @@ var definitions = []*Definition{
   }
 }`),
 	},
+	{
+		Name:        GetScene,
+		Description: "Pack the context a task needs under a token budget: the card (the active one, or card_id), the docs and cards it references and depends on, sliced to the referenced sections, as one markdown page (rules, focus, directory horizon). Call it when starting work on a card.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "card_id": {"type": "string", "description": "Root card id; default: the card with status active", "pattern": "^[a-z0-9]{6}$"},
+    "token_limit": {"type": "integer", "description": "Token budget of the page", "default": 32000, "minimum": 1000, "maximum": 200000}
+  }
+}`),
+	},
 }
 
 func init() {

@@ -172,3 +172,29 @@ func TaskNotFound(repo, id string) *Error {
 		"suggestion": "Check the id with list_tasks",
 	}}
 }
+
+// GetScene is the scene tool (seed 000 §1–§2, seed 004 §5).
+const GetScene = "get_scene"
+
+// GetSceneArgs are get_scene's arguments.
+type GetSceneArgs struct {
+	CardID     string `json:"card_id,omitempty"`
+	TokenLimit int    `json:"token_limit,omitempty"`
+}
+
+// GetSceneResult is get_scene's result: the page and what went into it.
+type GetSceneResult struct {
+	Markdown string `json:"markdown"`
+	CardID   string `json:"card_id"`
+	Tokens   int    `json:"tokens"`
+	Budget   int    `json:"budget"`
+	// Nodes the root reaches, itself included, and how many fit.
+	Nodes     int  `json:"nodes"`
+	Included  int  `json:"included"`
+	Truncated bool `json:"truncated"`
+	// OverBudget: the root card alone exceeds the budget and is whole anyway.
+	OverBudget bool `json:"over_budget,omitempty"`
+	// DeadReferences lead nowhere ("file:line: target#anchor").
+	DeadReferences []string `json:"dead_references,omitempty"`
+	Redacted       int      `json:"redacted,omitempty"`
+}

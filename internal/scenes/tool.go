@@ -1,0 +1,63 @@
+package scenes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// Tool serves get_scene from a workspace's files and passes every other
+// tool to next. A scene reads card and doc files as they are on disk,
+// which only a process beside the workspace has: `cue up` and `cue mcp`
+// serve it; an edge alone answers that the tool needs the workspace.
+func Tool(next tools.Caller, fsys fs.FS) tools.Caller {
+	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		if tool != tools.GetScene {
+			return next.Call(ctx, tool, args)
+		}
+		raw, err := tools.Validate(tools.GetScene, args)
+		if err != nil {
+			return nil, err
+		}
+		var a tools.GetSceneArgs
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil, tools.InvalidParams(tools.GetScene, err.Error())
+		}
+		res, err := Build(fsys, Options{CardID: a.CardID, Budget: a.TokenLimit})
+		if err != nil {
+			return nil, toolError(a.CardID, err)
+		}
+		out := tools.GetSceneResult{
+			Markdown: res.Markdown, CardID: res.Root.ID, Tokens: res.Tokens, Budget: res.Budget,
+			Nodes: res.Nodes, Included: res.Included, Truncated: res.Truncated, OverBudget: res.OverBudget,
+			Redacted: res.Redacted,
+		}
+		for _, d := range res.Dead {
+			out.DeadReferences = append(out.DeadReferences, d.String())
+		}
+		return json.Marshal(out)
+	})
+}
+
+// toolError maps Build's errors to the tools' codes: a cycle is 1002 with
+// its path, a root that cannot be chosen is 1001 saying how to name one.
+func toolError(cardID string, err error) error {
+	var ce *CycleError
+	switch {
+	case errors.As(err, &ce):
+		return tools.CircularDependency(ce.Path)
+	case errors.Is(err, ErrCardNotFound):
+		return &tools.Error{Code: tools.CodeFileNotFound, Message: "Card Not Found", Data: map[string]any{
+			"card_id": cardID, "path": tools.CardPath(cardID), "suggestion": "Check the id with list_tasks"}}
+	case errors.Is(err, ErrNoActiveCard):
+		return &tools.Error{Code: tools.CodeFileNotFound, Message: "No Active Card", Data: map[string]any{
+			"suggestion": "Pass card_id, or set one card's status to active with update_task"}}
+	case errors.Is(err, ErrSeveralActive):
+		return tools.InvalidParams(tools.GetScene, err.Error()+" (pass card_id)")
+	}
+	// Unreadable files and the like: the message says which.
+	return &tools.Error{Code: tools.CodeInternal, Message: "Scene Failed", Data: map[string]any{"detail": err.Error()}}
+}
