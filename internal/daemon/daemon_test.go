@@ -19,6 +19,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/core/scene"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -407,6 +408,15 @@ func TestGetSceneThroughTheDaemon(t *testing.T) {
 	}
 	if res.CardID != "moor01" || res.Budget != 2000 || res.Tokens > 2000 || !strings.Contains(res.Markdown, "200 m") || strings.Contains(res.Markdown, "Closed for repair") {
 		t.Fatalf("scene: %+v", res)
+	}
+	// The horizon's ids expand: docs/ lists mast.md with its own id.
+	docsID := scene.NodeID("docs/")
+	if !strings.Contains(res.Markdown, docsID) {
+		t.Fatalf("no expand id for docs/ in the horizon:\n%s", res.Markdown)
+	}
+	out, err = n.caller.Call(context.Background(), tools.GetScene, json.RawMessage(`{"expand":"`+docsID+`"}`))
+	if err != nil || !strings.Contains(string(out), "docs/mast.md [expand: "+scene.NodeID("docs/mast.md")+"]") {
+		t.Fatalf("expand docs/: %s %v", out, err)
 	}
 	_, err = n.caller.Call(context.Background(), tools.GetScene, json.RawMessage(`{"card_id":"zzzzzz"}`))
 	var te *tools.Error

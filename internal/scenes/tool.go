@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 )
 
 // Tool serves get_scene from a workspace's files and passes every other
@@ -25,6 +26,17 @@ func Tool(next tools.Caller, fsys fs.FS) tools.Caller {
 		var a tools.GetSceneArgs
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return nil, tools.InvalidParams(tools.GetScene, err.Error())
+		}
+		if a.Expand != "" {
+			md, err := Expand(fsys, a.Expand, a.TokenLimit)
+			if errors.Is(err, ErrUnknownNode) {
+				return nil, &tools.Error{Code: tools.CodeFileNotFound, Message: "Node Not Found", Data: map[string]any{
+					"expand": a.Expand, "suggestion": "Use an [expand: …] id from the latest scene; the tree may have changed since"}}
+			}
+			if err != nil {
+				return nil, &tools.Error{Code: tools.CodeInternal, Message: "Expand Failed", Data: map[string]any{"detail": err.Error()}}
+			}
+			return json.Marshal(tools.GetSceneResult{Markdown: md, Tokens: tokens.Count(md), Budget: a.TokenLimit})
 		}
 		res, err := Build(fsys, Options{CardID: a.CardID, Budget: a.TokenLimit})
 		if err != nil {

@@ -140,7 +140,8 @@ var definitions = []*Definition{
   "type": "object",
   "properties": {
     "card_id": {"type": "string", "description": "Root card id; default: the card with status active", "pattern": "^[a-z0-9]{6}$"},
-    "token_limit": {"type": "integer", "description": "Token budget of the page", "default": 32000, "minimum": 1000, "maximum": 200000}
+    "token_limit": {"type": "integer", "description": "Token budget of the page", "default": 32000, "minimum": 1000, "maximum": 200000},
+    "expand": {"type": "string", "description": "An [expand: node_…] id from a scene's horizon: returns that directory's entries (each with its own id) or that file instead of a scene", "pattern": "^node_[0-9a-f]{10}$"}
   }
 }`),
 	},

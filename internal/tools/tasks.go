@@ -180,12 +180,13 @@ const GetScene = "get_scene"
 type GetSceneArgs struct {
 	CardID     string `json:"card_id,omitempty"`
 	TokenLimit int    `json:"token_limit,omitempty"`
+	Expand     string `json:"expand,omitempty"`
 }
 
 // GetSceneResult is get_scene's result: the page and what went into it.
 type GetSceneResult struct {
 	Markdown string `json:"markdown"`
-	CardID   string `json:"card_id"`
+	CardID   string `json:"card_id,omitempty"`
 	Tokens   int    `json:"tokens"`
 	Budget   int    `json:"budget"`
 	// Nodes the root reaches, itself included, and how many fit.
