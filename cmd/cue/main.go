@@ -26,6 +26,7 @@ Usage:
                                 write the active card's scene to .cuedeck/SCENE.md and the clipboard
   cue watch  [CARD_ID] [--token-limit N]
                                 re-render the scene on every change (debounced 500 ms)
+  cue open   [QUERY] [--list]   fuzzy-find docs, headings and cards; Enter opens $EDITOR at the line
   cue doctor                    check config, frontmatter, links, card cycles and the daemon
   cue clean                     remove the workspace cache (refused while a daemon runs)
   cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
@@ -75,6 +76,8 @@ func run(args []string) error {
 		return cmdWatch(rest)
 	case "doctor":
 		return cmdDoctor(rest)
+	case "open":
+		return cmdOpen(rest)
 	case "clean":
 		return cmdClean(rest)
 	case "eval":
