@@ -14,7 +14,20 @@ import (
 // are shut down when the test ends.
 func Start(t testing.TB, s bus.Settings) (*bus.Conn, *bus.Embedded) {
 	t.Helper()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
+	return start(t, s, false)
+}
+
+// StartDurable is Start with every write fsynced before it is
+// acknowledged, as `cue up` runs by default: for benchmarks whose figure
+// includes a durable write.
+func StartDurable(t testing.TB, s bus.Settings) (*bus.Conn, *bus.Embedded) {
+	t.Helper()
+	return start(t, s, true)
+}
+
+func start(t testing.TB, s bus.Settings, syncAlways bool) (*bus.Conn, *bus.Embedded) {
+	t.Helper()
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test", SyncAlways: syncAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
