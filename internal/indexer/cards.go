@@ -33,6 +33,8 @@ var errNoChange = errors.New("task unchanged")
 type cardChange struct {
 	task    events.Task
 	deleted bool
+	// seq is the ingest sequence of the record the change comes from.
+	seq uint64
 }
 
 // parseCard reads rec's content as a card. A card that does not parse, or
@@ -97,6 +99,9 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 	for {
 		var stale events.Task
 		_, err := s.tasks.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+			if err := s.stillCurrent(ctx, repo, path, ch.seq); err != nil {
+				return events.TaskEvent{}, err
+			}
 			for _, t := range cur {
 				if t.Path == path && t.ID != keep {
 					stale = t
@@ -118,6 +123,9 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 	}
 	var op events.TaskOp
 	_, err := s.tasks.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+		if err := s.stillCurrent(ctx, repo, path, ch.seq); err != nil {
+			return events.TaskEvent{}, err
+		}
 		prev, ok := cur[ch.task.ID]
 		if ok {
 			if prev.Path == "" {
@@ -140,6 +148,34 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 		return fmt.Errorf("indexer: publish task %s of %s/%s: %w", ch.task.ID, repo, path, err)
 	}
 	s.logger.Info("task "+string(op), "repo", repo, "path", path, "id", ch.task.ID)
+	return nil
+}
+
+// stillCurrent returns errNoChange when the card's record in cue_docs is
+// no longer the one of ingest sequence seq. It runs inside Mutate's build,
+// on every attempt: another indexer process that stored a newer version
+// of the card stores its record before appending, so either this check
+// sees it, or that append moves the log and this attempt is rebuilt. The
+// per-path lock orders versions within one process only.
+func (s *Service) stillCurrent(ctx context.Context, repo, path string, seq uint64) error {
+	if seq == 0 {
+		return nil // a deletion found through another card, not a record
+	}
+	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return err
+	}
+	e, err := kv.Get(ctx, events.DocKey(repo, path))
+	if err != nil {
+		return fmt.Errorf("indexer: re-read the record of card %s/%s: %w", repo, path, err)
+	}
+	rec, err := events.DecodeDocRecord(e.Value())
+	if err != nil {
+		return fmt.Errorf("indexer: re-read the record of card %s/%s: %w", repo, path, err)
+	}
+	if rec.SourceSeq != seq {
+		return errNoChange
+	}
 	return nil
 }
 

@@ -125,3 +125,40 @@ func TestCardIDHeldByAnotherCard(t *testing.T) {
 		t.Fatalf("board after the original was deleted: %+v, %v", got, ok)
 	}
 }
+
+// Two indexer processes: B stores and publishes version 2 of a card while
+// A, holding version 1 as current when it wrote it, has yet to publish. A's
+// task event must not set the task back to version 1.
+func TestCardVersionsFromTwoIndexersKeepTheNewest(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	a, b := New(conn, Config{}, nil), New(conn, Config{}, nil)
+	runBoard(t, a)
+	runBoard(t, b)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const p = ".cuedeck/cards/abc123.md"
+	if err := a.Handle(ctx, events.Envelope{StreamSeq: 1, Event: upsert(p, cardV1)}); err != nil {
+		t.Fatal(err)
+	}
+	// B indexes version 3 (active) of the card.
+	active := strings.Replace(cardV1, "status: todo", "status: active", 1)
+	if err := b.Handle(ctx, events.Envelope{StreamSeq: 3, Event: upsert(p, active)}); err != nil {
+		t.Fatal(err)
+	}
+	// A now publishes what it parsed from sequence 2, stale since B stored 3.
+	done := strings.Replace(cardV1, "status: todo", "status: done", 1)
+	ch := a.parseCard(ctx, &events.DocRecord{Repo: "r", Path: p}, done)
+	ch.seq = 2
+	if err := a.Board().Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.publishCard(ctx, "r", p, ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Board().Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.Board().Task("r", "abc123"); got.Status != "active" {
+		t.Fatalf("a stale version reached the task log: %+v", got)
+	}
+}

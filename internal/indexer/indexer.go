@@ -171,6 +171,7 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		// After the record, so a crash in between costs a redelivery; and
 		// only while the record is this event's, so an older event of the
 		// card delivered late cannot set the task back.
+		cardCh.seq = rec.SourceSeq
 		if err := s.publishCard(ctx, rec.Repo, rec.Path, cardCh); err != nil {
 			return err
 		}
