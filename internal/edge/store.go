@@ -9,6 +9,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -62,18 +63,12 @@ func OpenStore(dir string, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	opts := badger.DefaultOptions(dir).
+	opts := localdb.Options(dir, logger).
 		WithInMemory(dir == "").
-		WithMemTableSize(8 << 20).
-		WithNumMemtables(2).
 		WithBlockCacheSize(16 << 20).
 		WithIndexCacheSize(8 << 20).
-		WithNumVersionsToKeep(1).
 		WithValueThreshold(64 << 10).
-		WithValueLogFileSize(64 << 20).
-		WithNumCompactors(2).
-		WithMetricsEnabled(false).
-		WithLogger(badgerLogger{logger.With("component", "badger")})
+		WithMetricsEnabled(false)
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("edge: open store in %q (is another edge using it? remove the directory to rebuild from JetStream): %w", dir, err)
@@ -249,12 +244,3 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
-
-// badgerLogger sends Badger's warnings and errors to slog and drops its
-// chatter.
-type badgerLogger struct{ l *slog.Logger }
-
-func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(fmt.Sprintf(f, a...)) }
-func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(fmt.Sprintf(f, a...)) }
-func (badgerLogger) Infof(string, ...any)          {}
-func (badgerLogger) Debugf(string, ...any)         {}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -45,18 +46,8 @@ type stateStore struct {
 }
 
 func openState(dir string, logger *slog.Logger) (*stateStore, error) {
-	// Several Badgers share a laptop process, so memtables and caches are
-	// kept small; the state is a few hundred bytes per file.
-	opts := badger.DefaultOptions(dir).
-		WithMemTableSize(8 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(8 << 20).
-		WithIndexCacheSize(4 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithNumVersionsToKeep(1).
-		WithNumCompactors(2).
-		WithLogger(badgerLogger{logger})
-	db, err := badger.Open(opts)
+	// The state is a few hundred bytes per file: the small defaults fit.
+	db, err := badger.Open(localdb.Options(dir, logger))
 	if err != nil {
 		return nil, fmt.Errorf("ingest: open state in %s: %w (is another ingest running with this StateDir? stop it or use a different directory)", dir, err)
 	}
@@ -127,20 +118,6 @@ func (s *stateStore) paths(repo, dir string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// badgerLogger routes Badger's warnings and errors to slog; its chatter
-// below warning level is dropped.
-type badgerLogger struct{ l *slog.Logger }
-
-func (b badgerLogger) Errorf(f string, a ...any) {
-	b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
-}
-
-func (b badgerLogger) Warningf(f string, a ...any) {
-	b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
-}
-func (badgerLogger) Infof(string, ...any)  {}
-func (badgerLogger) Debugf(string, ...any) {}
 
 // taskPosKey holds the last CUE_TASKS sequence whose events for repo were
 // written back into card files.

@@ -12,13 +12,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/localdb"
 )
 
 // Cache is a vector cache in a Badger directory. It is safe for concurrent
@@ -38,21 +38,8 @@ type Stats struct {
 // Open opens (or creates) the cache in dir. Only one process may hold dir;
 // opening it twice returns Badger's lock error.
 func Open(dir string, logger *slog.Logger) (*Cache, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	// Several Badgers share a laptop process, so memtables and caches are
-	// small; a 512-d vector is 2 KiB.
-	opts := badger.DefaultOptions(dir).
-		WithMemTableSize(8 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(16 << 20).
-		WithIndexCacheSize(4 << 20).
-		WithValueLogFileSize(64 << 20).
-		WithNumVersionsToKeep(1).
-		WithNumCompactors(2).
-		WithLogger(badgerLogger{logger})
-	db, err := badger.Open(opts)
+	// A 512-d vector is 2 KiB: a larger block cache than the default.
+	db, err := badger.Open(localdb.Options(dir, logger).WithBlockCacheSize(16 << 20))
 	if err != nil {
 		return nil, fmt.Errorf("embed cache: open %s: %w (is another process using this directory?)", dir, err)
 	}
@@ -227,17 +214,3 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	return out, nil
 }
-
-// badgerLogger routes Badger's warnings and errors to slog; its chatter
-// below warning level is dropped.
-type badgerLogger struct{ l *slog.Logger }
-
-func (b badgerLogger) Errorf(f string, a ...any) {
-	b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
-}
-
-func (b badgerLogger) Warningf(f string, a ...any) {
-	b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...)), "component", "badger")
-}
-func (badgerLogger) Infof(string, ...any)  {}
-func (badgerLogger) Debugf(string, ...any) {}
