@@ -141,14 +141,23 @@ func (s *Store) LastRevision() (uint64, error) {
 // revision of its last change. A document too big for a transaction of its
 // own fails with ErrStoreTooBig.
 func (s *Store) Apply(changes []Change) error {
+	return s.applyInBatches(len(changes), func(txn *badger.Txn, i int) error { return setChange(txn, changes[i]) },
+		func(i int) string { return fmt.Sprintf("%s at revision %d", changes[i].Key, changes[i].Rev) })
+}
+
+// applyInBatches writes n changes in order with set, sharing transactions
+// as far as Badger allows and starting the next one when a change does not
+// fit; name(i) describes change i in errors. A change too big for a
+// transaction of its own fails with ErrStoreTooBig.
+func (s *Store) applyInBatches(n int, set func(txn *badger.Txn, i int) error, name func(i int) string) error {
 	txn := s.db.NewTransaction(true)
 	defer func() { txn.Discard() }()
 	pending := 0
-	for i := 0; i < len(changes); {
-		err := setChange(txn, changes[i])
+	for i := 0; i < n; {
+		err := set(txn, i)
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			if pending == 0 {
-				return fmt.Errorf("%w: %s at revision %d", ErrStoreTooBig, changes[i].Key, changes[i].Rev)
+				return fmt.Errorf("%w: %s", ErrStoreTooBig, name(i))
 			}
 			// The transaction holds changes up to i-1 and at least their
 			// revision; a half-written change i is harmless because its
@@ -161,7 +170,7 @@ func (s *Store) Apply(changes []Change) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("edge: store %s: %w", changes[i].Key, err)
+			return fmt.Errorf("edge: store %s: %w", name(i), err)
 		}
 		pending++
 		i++

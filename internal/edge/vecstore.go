@@ -127,32 +127,8 @@ func (s *Store) LastVectorRevision(model string) (uint64, error) {
 // ApplyVectors writes model's vector changes in order, each transaction
 // with the revision of its last change, as Apply does for documents.
 func (s *Store) ApplyVectors(model string, changes []VectorChange) error {
-	txn := s.db.NewTransaction(true)
-	defer func() { txn.Discard() }()
-	pending := 0
-	for i := 0; i < len(changes); {
-		err := setVectorChange(txn, model, changes[i])
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			if pending == 0 {
-				return fmt.Errorf("%w: vectors of %s at revision %d", ErrStoreTooBig, changes[i].Key, changes[i].Rev)
-			}
-			if err := txn.Commit(); err != nil {
-				return fmt.Errorf("edge: store commit: %w", err)
-			}
-			txn = s.db.NewTransaction(true)
-			pending = 0
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("edge: store vectors of %s: %w", changes[i].Key, err)
-		}
-		pending++
-		i++
-	}
-	if err := txn.Commit(); err != nil {
-		return fmt.Errorf("edge: store commit: %w", err)
-	}
-	return nil
+	return s.applyInBatches(len(changes), func(txn *badger.Txn, i int) error { return setVectorChange(txn, model, changes[i]) },
+		func(i int) string { return fmt.Sprintf("vectors of %s at revision %d", changes[i].Key, changes[i].Rev) })
 }
 
 func setVectorChange(txn *badger.Txn, model string, c VectorChange) error {
