@@ -674,15 +674,21 @@ func (m *Materialiser) Status() Status {
 // kv.Put returned) has been applied, ctx ends (its error is returned) or
 // the materialiser stops (ErrStopped).
 func (m *Materialiser) WaitRevision(ctx context.Context, rev uint64) error {
+	return m.waitFor(ctx, "revision", rev, func() uint64 { return m.rev })
+}
+
+// waitFor blocks until current() (read under m.mu) reaches rev, ctx ends
+// or the materialiser stops; what names the revision in errors.
+func (m *Materialiser) waitFor(ctx context.Context, what string, rev uint64, current func() uint64) error {
 	for {
 		m.mu.RLock()
-		cur, changed, stopped := m.rev, m.changed, m.stopped
+		cur, changed, stopped := current(), m.changed, m.stopped
 		m.mu.RUnlock()
 		if cur >= rev {
 			return nil
 		}
 		if stopped {
-			return fmt.Errorf("%w at revision %d, before %d", ErrStopped, cur, rev)
+			return fmt.Errorf("%w at %s %d, before %d", ErrStopped, what, cur, rev)
 		}
 		select {
 		case <-ctx.Done():

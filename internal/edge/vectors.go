@@ -82,22 +82,7 @@ func (m *Materialiser) VectorRevision() uint64 {
 // later entry of the edge's model is applied; an edge without an embedder
 // never advances it.
 func (m *Materialiser) WaitVectorRevision(ctx context.Context, rev uint64) error {
-	for {
-		m.mu.RLock()
-		cur, changed, stopped := m.vrev, m.changed, m.stopped
-		m.mu.RUnlock()
-		if cur >= rev {
-			return nil
-		}
-		if stopped {
-			return fmt.Errorf("%w at vector revision %d, before %d", ErrStopped, cur, rev)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		}
-	}
+	return m.waitFor(ctx, "vector revision", rev, func() uint64 { return m.vrev })
 }
 
 // applyVectors stores a batch of cue_vectors entries and then brings the
