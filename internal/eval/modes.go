@@ -144,15 +144,15 @@ func (c *Corpus) queryVector(ctx context.Context, query string) ([]float32, erro
 	return qv[0], nil
 }
 
-// keywordScores returns the BM25F score of every document that matches the
-// query; the others score 0.
-func (c *Corpus) keywordScores(query string) map[string]float64 {
+// keywordScores ranks every document that matches the query, best first,
+// and returns the same scores by id; the others score 0.
+func (c *Corpus) keywordScores(query string) ([]search.Hit, map[string]float64) {
 	hits := c.index.Search(query, c.index.Len())
 	scores := make(map[string]float64, len(hits))
 	for _, h := range hits {
 		scores[h.ID] = h.Score
 	}
-	return scores
+	return hits, scores
 }
 
 func ids(hits []search.Hit, k int) []string {
@@ -198,8 +198,8 @@ func (c *Corpus) Ranker(mode string) (Ranker, error) {
 			return ids(semTop, k), nil
 		}
 		// Both scores of every candidate, as the edges fuse them.
-		kw := c.keywordScores(q)
-		kwTop := c.index.Search(q, max(k, search.FusionPool))
+		all, kw := c.keywordScores(q)
+		kwTop := all[:min(len(all), max(k, search.FusionPool))]
 		semanticOf := func(id string) (float64, bool) {
 			h, ok := c.vectors.Score(qv, id)
 			return h.Score, ok
