@@ -137,8 +137,6 @@ func checkConfig(ws *workspace.Workspace, r *Report) {
 	}
 }
 
-// skipDirs are never walked for markdown.
-var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "target": true, "dist": true, "build": true}
 
 // markdownFiles lists the workspace's .md files: everywhere but hidden
 // directories (.cuedeck is walked, its cache is not) and vendored trees.
@@ -153,7 +151,7 @@ func markdownFiles(fsys fs.FS) ([]string, error) {
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if p != "." && ((strings.HasPrefix(name, ".") && p != workspace.MetaDir) || skipDirs[name] || p == workspace.CacheDir) {
+			if p != "." && ((strings.HasPrefix(name, ".") && p != workspace.MetaDir) || scenes.Vendored(name) || p == workspace.CacheDir) {
 				return fs.SkipDir
 			}
 			return nil

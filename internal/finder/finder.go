@@ -37,8 +37,6 @@ type Entry struct {
 // are not what a person looks for.
 const maxFileBytes = 2 << 20
 
-// skipDirs are never walked: vendored and built trees.
-var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "target": true, "dist": true, "build": true}
 
 // Entries lists the markdown files of fsys (hidden directories skipped,
 // except .cuedeck's docs), their headings and the cards.
@@ -59,7 +57,7 @@ func Entries(fsys fs.FS) ([]Entry, error) {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != "." && (skipDirs[name] || strings.HasPrefix(name, ".") && p != ".cuedeck") {
+			if p != "." && (scenes.Vendored(name) || strings.HasPrefix(name, ".") && p != ".cuedeck") {
 				return fs.SkipDir
 			}
 			if p == ".cuedeck/.cache" {

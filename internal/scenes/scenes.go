@@ -469,3 +469,8 @@ func horizon(fsys fs.FS, focus []scene.FocusFile) []scene.HorizonEntry {
 }
 
 var skipDir = map[string]bool{"node_modules": true, "vendor": true, "target": true, "dist": true, "build": true}
+
+// Vendored reports whether a directory of this name holds vendored or
+// built files, which no walk of the workspace for scenes, the finder or
+// the doctor enters.
+func Vendored(name string) bool { return skipDir[name] }
