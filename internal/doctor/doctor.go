@@ -137,7 +137,6 @@ func checkConfig(ws *workspace.Workspace, r *Report) {
 	}
 }
 
-
 // markdownFiles lists the workspace's .md files: everywhere but hidden
 // directories (.cuedeck is walked, its cache is not) and vendored trees.
 func markdownFiles(fsys fs.FS) ([]string, error) {

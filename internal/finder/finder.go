@@ -37,7 +37,6 @@ type Entry struct {
 // are not what a person looks for.
 const maxFileBytes = 2 << 20
 
-
 // Entries lists the markdown files of fsys (hidden directories skipped,
 // except .cuedeck's docs), their headings and the cards.
 func Entries(fsys fs.FS) ([]Entry, error) {
