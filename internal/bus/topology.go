@@ -149,6 +149,28 @@ func DeclaredTopology(s Settings) Topology {
 				Storage:     jetstream.FileStorage,
 				Replicas:    s.Replicas,
 			},
+			{
+				Bucket:      events.MemoriesBucket,
+				Description: "memories per repo and dedup hash, written by extractors with compare-and-set, watched by edges",
+				History:     1,
+				Storage:     jetstream.FileStorage,
+				Replicas:    s.Replicas,
+			},
+			{
+				Bucket:      events.ExtractionsBucket,
+				Description: "what extraction made of each transcript batch, so a redelivered batch is not extracted twice",
+				History:     1,
+				TTL:         events.ExtractionsMaxAge,
+				Storage:     jetstream.FileStorage,
+				Replicas:    s.Replicas,
+			},
+			{
+				Bucket:      events.BudgetBucket,
+				Description: "the extractors' shared daily LLM spend and token usage, updated with compare-and-set",
+				History:     1,
+				Storage:     jetstream.FileStorage,
+				Replicas:    s.Replicas,
+			},
 		},
 		Objects: []jetstream.ObjectStoreConfig{
 			{
@@ -169,6 +191,21 @@ func DeclaredTopology(s Settings) Topology {
 					AckWait:       s.AckWait,
 					MaxDeliver:    s.MaxDeliver,
 					MaxAckPending: 1024,
+					DeliverPolicy: jetstream.DeliverAllPolicy,
+				},
+			},
+			{
+				Stream: events.IngestStream,
+				Config: jetstream.ConsumerConfig{
+					Durable:       events.ExtractorConsumer,
+					Description:   "extractor workers: transcript batches to memories",
+					FilterSubject: events.SubjectTranscriptPrefix + ">",
+					AckPolicy:     jetstream.AckExplicitPolicy,
+					// An LLM call may take minutes on a laptop; workers
+					// also report progress while they wait on it.
+					AckWait:       max(s.AckWait, 5*time.Minute),
+					MaxDeliver:    s.MaxDeliver,
+					MaxAckPending: 64,
 					DeliverPolicy: jetstream.DeliverAllPolicy,
 				},
 			},

@@ -196,6 +196,14 @@ func (e TranscriptBatch) Validate() error {
 	if e.StartOffset < 0 || e.EndOffset < e.StartOffset {
 		return fmt.Errorf("%w: transcript.batch %s: offsets %d..%d", ErrMalformed, e.Session, e.StartOffset, e.EndOffset)
 	}
+	if len(e.Offsets) != 0 && len(e.Offsets) != len(e.Lines) {
+		return fmt.Errorf("%w: transcript.batch %s: %d offsets for %d lines", ErrMalformed, e.Session, len(e.Offsets), len(e.Lines))
+	}
+	switch e.Format {
+	case TranscriptClaudeCode, TranscriptChatJSONL:
+	default:
+		return fmt.Errorf("%w: transcript.batch %s: unknown format %q (use %s or %s)", ErrMalformed, e.Session, e.Format, TranscriptClaudeCode, TranscriptChatJSONL)
+	}
 	return nil
 }
 

@@ -203,10 +203,11 @@ func FileSkippedMsgID(repo, path string, reason SkipReason, size int64, modTime 
 	return repo + "/" + msgIDPath(path) + "@skipped@" + string(reason) + "@" + strconv.FormatInt(size, 36) + "@" + strconv.FormatInt(modTime.UnixNano(), 36)
 }
 
-// TranscriptBatchMsgID is the Nats-Msg-Id of a transcript batch: the session
-// and the byte offset the batch starts at.
-func TranscriptBatchMsgID(repo, session string, offset int64) string {
-	return repo + "/" + session + "@" + strconv.FormatInt(offset, 10)
+// TranscriptBatchMsgID is the Nats-Msg-Id of a transcript batch: the
+// transcript (TranscriptBatch.StreamKey) and the byte offset the batch
+// starts at.
+func TranscriptBatchMsgID(repo, streamKey string, offset int64) string {
+	return repo + "/" + streamKey + "@" + strconv.FormatInt(offset, 10)
 }
 
 // SHA256Hex is the hex SHA-256 of b, the content hash every event carries.

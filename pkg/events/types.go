@@ -74,21 +74,64 @@ type FileSkipped struct {
 	Detail  string     `json:"detail,omitempty"`
 }
 
-// TranscriptBatch carries new lines of an agent's session transcript.
+// TranscriptBatch carries new whole lines of one agent transcript: a
+// session's own file, or a subagent's beside it (Agent set).
 //
 // Subject TranscriptSubject(repo) on IngestStream; Nats-Msg-Id
-// TranscriptBatchMsgID(repo, session, StartOffset). Its publisher is ingest's
-// transcript tailer; its subscriber is the extractor.
+// TranscriptBatchMsgID(repo, StreamKey(), StartOffset). Its publisher is
+// ingest's transcript tailer, which maps the transcript to a repo by the
+// cwd its lines carry; its subscriber is the extractor.
+//
+// Lines holds every complete line from StartOffset up to EndOffset that is
+// valid JSON, in order, with Offsets[i] the byte offset of Lines[i] in the
+// file. Lines that are not JSON (a torn write, a corrupted file) are left
+// out and counted in BadLines, so the offsets of a batch are never
+// computed from the lengths of its lines. A partial last line is never
+// sent: EndOffset is just past the last newline read.
 type TranscriptBatch struct {
-	Repo        string            `json:"repo"`
-	Session     string            `json:"session"`
-	Agent       string            `json:"agent,omitempty"`
-	Source      string            `json:"source"`
+	Repo    string `json:"repo"`
+	Session string `json:"session"`
+	// Agent is the subagent id for a subagent's transcript, "" for the
+	// session's own.
+	Agent string `json:"agent,omitempty"`
+	// Source is the transcript's path on the machine that tailed it.
+	Source string `json:"source"`
+	// Format is TranscriptClaudeCode or TranscriptChatJSONL.
 	Format      string            `json:"format"`
+	Cwd         string            `json:"cwd,omitempty"`
 	StartOffset int64             `json:"start_offset"`
 	EndOffset   int64             `json:"end_offset"`
 	Lines       []json.RawMessage `json:"lines"`
+	Offsets     []int64           `json:"offsets,omitempty"`
+	BadLines    int               `json:"bad_lines,omitempty"`
+	// Final is set when the batch was flushed because the session or
+	// subagent stopped (a Stop or SubagentStop hook), so the extractor
+	// knows the outcome of the work is in.
+	Final bool `json:"final,omitempty"`
 }
+
+// StreamKey names the transcript a batch comes from: the session, and the
+// subagent after a "~" when there is one. Subagents share their parent's
+// session id, so the session alone does not tell two files apart.
+func (e TranscriptBatch) StreamKey() string {
+	if e.Agent == "" {
+		return e.Session
+	}
+	return e.Session + "~" + e.Agent
+}
+
+// Transcript formats.
+const (
+	// TranscriptClaudeCode is Claude Code's session JSONL
+	// (~/.claude/projects/<dir>/<session>.jsonl and
+	// <session>/subagents/agent-<id>.jsonl).
+	TranscriptClaudeCode = "claude-code"
+	// TranscriptChatJSONL is the generic chat format: one message per line,
+	// {"role", "content", "name"?, "tool_calls"?, "tool_call_id"?,
+	// "is_error"?, "timestamp"?, "session"?, "cwd"?}, as OpenAI-style chat
+	// logs write them.
+	TranscriptChatJSONL = "chat-jsonl"
+)
 
 // TaskOp is what a TaskEvent does to a task.
 type TaskOp string
