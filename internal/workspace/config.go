@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,48 @@ type Config struct {
 	MCP       MCPConfig       `toml:"mcp"`
 	Scene     SceneConfig     `toml:"scene"`
 	Embed     EmbedConfig     `toml:"embed"`
+	// Transcripts and Extract turn agent transcripts into memories.
+	Transcripts TranscriptsConfig `toml:"transcripts"`
+	Extract     ExtractConfig     `toml:"extract"`
+}
+
+// TranscriptsConfig says which agent transcripts ingest tails. A transcript
+// belongs to the repo whose path holds the working directory its lines
+// report; others are ignored.
+type TranscriptsConfig struct {
+	// Disabled turns transcript tailing off.
+	Disabled bool `toml:"disabled"`
+	// ClaudeDirs are Claude Code's project directories; default
+	// ["~/.claude/projects"].
+	ClaudeDirs []string `toml:"claude_dirs"`
+	// Chat are generic chat-JSONL transcripts: a glob and the repo they
+	// belong to ("" maps each line's cwd).
+	Chat []ChatTranscriptConfig `toml:"chat"`
+}
+
+// ChatTranscriptConfig is one source of generic chat-JSONL transcripts.
+type ChatTranscriptConfig struct {
+	Glob string `toml:"glob"`
+	Repo string `toml:"repo"`
+}
+
+// ExtractConfig configures memory extraction from transcripts.
+type ExtractConfig struct {
+	// LLM is "none" (rule-based extraction only, the default: nothing to
+	// set up) or "ollama:<model>", e.g. "ollama:qwen2.5:7b-instruct".
+	LLM string `toml:"llm"`
+	// OllamaHost is the Ollama server; empty: [embed] ollama_host, then
+	// OLLAMA_HOST, else http://127.0.0.1:11434.
+	OllamaHost string `toml:"ollama_host"`
+	// DailyBudgetUSD caps the LLM spend per UTC day, shared by every
+	// extractor; 0 disables the cap.
+	DailyBudgetUSD float64 `toml:"daily_budget_usd"`
+	// PriceInPerMTok and PriceOutPerMTok are the model's prices in USD per
+	// million prompt and output tokens (0 for a local model).
+	PriceInPerMTok  float64 `toml:"price_in_per_mtok"`
+	PriceOutPerMTok float64 `toml:"price_out_per_mtok"`
+	// CallTimeout bounds one LLM request; default 2m.
+	CallTimeout Duration `toml:"call_timeout"`
 }
 
 // EmbedConfig chooses the embedding model for semantic search. Keyword
@@ -137,6 +180,30 @@ func (c *Config) SetDefaults(root string) {
 	if strings.TrimSpace(c.Embed.Model) == "" {
 		c.Embed.Model = provider.Builtin
 	}
+	if len(c.Transcripts.ClaudeDirs) == 0 {
+		if home, err := os.UserHomeDir(); err == nil {
+			c.Transcripts.ClaudeDirs = []string{filepath.Join(home, ".claude", "projects")}
+		}
+	}
+	for i, d := range c.Transcripts.ClaudeDirs {
+		c.Transcripts.ClaudeDirs[i] = expandHome(d)
+	}
+	for i := range c.Transcripts.Chat {
+		g := expandHome(c.Transcripts.Chat[i].Glob)
+		if g != "" && !filepath.IsAbs(g) {
+			g = filepath.Join(root, g)
+		}
+		c.Transcripts.Chat[i].Glob = g
+	}
+	if strings.TrimSpace(c.Extract.LLM) == "" {
+		c.Extract.LLM = "none"
+	}
+	if c.Extract.OllamaHost == "" {
+		c.Extract.OllamaHost = c.Embed.OllamaHost
+	}
+	if c.Extract.CallTimeout.Duration == 0 {
+		c.Extract.CallTimeout.Duration = 2 * time.Minute
+	}
 	for i := range c.Repos {
 		if c.Repos[i].Path != "" && !filepath.IsAbs(c.Repos[i].Path) {
 			c.Repos[i].Path = filepath.Join(root, c.Repos[i].Path)
@@ -171,10 +238,51 @@ func (c *Config) Validate() error {
 	if _, err := provider.ModelID(c.Embed.Model); err != nil {
 		return fmt.Errorf("config [embed] model: %w", err)
 	}
+	if _, _, err := ParseLLM(c.Extract.LLM); err != nil {
+		return fmt.Errorf("config [extract] llm: %w", err)
+	}
+	for name, v := range map[string]float64{"daily_budget_usd": c.Extract.DailyBudgetUSD, "price_in_per_mtok": c.Extract.PriceInPerMTok, "price_out_per_mtok": c.Extract.PriceOutPerMTok} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("config [extract] %s = %v: use a finite amount of dollars, 0 or more", name, v)
+		}
+	}
+	for i, ch := range c.Transcripts.Chat {
+		if ch.Glob == "" {
+			return fmt.Errorf("config [[transcripts.chat]] #%d: glob is empty (e.g. glob = \"logs/agents/*.jsonl\")", i+1)
+		}
+		if _, err := filepath.Match(ch.Glob, ""); err != nil {
+			return fmt.Errorf("config [[transcripts.chat]] #%d glob %q: %w", i+1, ch.Glob, err)
+		}
+		if ch.Repo != "" && !seen[ch.Repo] {
+			return fmt.Errorf("config [[transcripts.chat]] #%d repo %q is not a repo of this workspace (use %q or a [[repos]] name)", i+1, ch.Repo, c.Workspace.Name)
+		}
+	}
 	if c.Ingest.InlineBytes > 1<<20 {
 		return fmt.Errorf("config [ingest] inline_bytes %d: at most 1 MiB travels inline (NATS payload limit); larger files go through the object store anyway", c.Ingest.InlineBytes)
 	}
 	return nil
+}
+
+// ParseLLM splits an [extract] llm value into provider and model:
+// ("none", "") or ("ollama", model).
+func ParseLLM(v string) (providerName, model string, err error) {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "" || v == "none":
+		return "none", "", nil
+	case strings.HasPrefix(v, "ollama:") && len(v) > len("ollama:"):
+		return "ollama", strings.TrimPrefix(v, "ollama:"), nil
+	}
+	return "", "", fmt.Errorf("%q: use \"none\" (rule-based extraction) or \"ollama:<model>\", e.g. \"ollama:qwen2.5:7b-instruct\"", v)
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
 }
 
 // LoadConfig reads the workspace's config.toml (absent is fine: defaults),
@@ -250,5 +358,29 @@ token_limit = 32000
 model = "builtin"
 # Ollama server for "ollama:" models; empty: OLLAMA_HOST or 127.0.0.1:11434.
 ollama_host = ""
+
+[transcripts]
+# Agent transcripts to learn from; a transcript belongs to the repo holding
+# the working directory it reports.
+disabled = false
+# Claude Code's session transcripts (default ~/.claude/projects).
+# claude_dirs = ["~/.claude/projects"]
+# Generic chat JSONL, one {"role", "content", ...} message per line:
+# [[transcripts.chat]]
+# glob = "logs/agents/*.jsonl"
+# repo = ""
+
+[extract]
+# "none": rule-based extraction of decisions and rationales (no setup);
+# "ollama:<model>": an Ollama model extracts decisions, rationales, facts,
+# preferences and open questions, with rules as the fallback.
+llm = "none"
+ollama_host = ""
+# LLM spend cap per UTC day shared by all extractors (0: no cap), and the
+# model's prices in USD per million tokens (0 for a local model).
+daily_budget_usd = 0
+price_in_per_mtok = 0
+price_out_per_mtok = 0
+call_timeout = "2m"
 `, events.RepoNameFrom(dirName))
 }

@@ -50,12 +50,16 @@ func TestInitIsIdempotentAndKeepsConfig(t *testing.T) {
 
 func TestConfigErrorsNameTheProblem(t *testing.T) {
 	for body, want := range map[string]string{
-		"[ingest]\ndebounce = \"soon\"\n":            "duration",
-		"[ingest\n":                                  "line",
-		"[workspace]\nnmae = \"x\"\n":                "unknown key",
-		"[workspace]\nname = \"has space\"\n":        "invalid repo name",
-		"[[repos]]\nname = \"x\"\npath = \"nope\"\n": "not a directory",
-		"[embed]\nmodel = \"openai\"\n":              "[embed] model",
+		"[ingest]\ndebounce = \"soon\"\n":                                    "duration",
+		"[ingest\n":                                                          "line",
+		"[workspace]\nnmae = \"x\"\n":                                        "unknown key",
+		"[workspace]\nname = \"has space\"\n":                                "invalid repo name",
+		"[[repos]]\nname = \"x\"\npath = \"nope\"\n":                         "not a directory",
+		"[embed]\nmodel = \"openai\"\n":                                      "[embed] model",
+		"[extract]\nllm = \"gpt\"\n":                                         "[extract] llm",
+		"[extract]\ndaily_budget_usd = -1\n":                                 "daily_budget_usd",
+		"[[transcripts.chat]]\nglob = \"x/*.jsonl\"\nrepo = \"elsewhere\"\n": "not a repo of this workspace",
+		"[[transcripts.chat]]\nrepo = \"\"\n":                                "glob is empty",
 	} {
 		root := t.TempDir()
 		w := &Workspace{Root: root}
@@ -65,6 +69,38 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("config %q: error %v, want mention of %q", body, err, want)
 		}
+	}
+}
+
+func TestExtractConfigDefaultsAndParsing(t *testing.T) {
+	root := t.TempDir()
+	w := &Workspace{Root: root}
+	os.MkdirAll(w.Path(MetaDir), 0o755)
+	os.WriteFile(w.Path(ConfigFile), []byte("[embed]\nollama_host = \"http://gpu:11434\"\n[extract]\nllm = \"ollama:qwen2.5:7b-instruct\"\n[[transcripts.chat]]\nglob = \"logs/*.jsonl\"\n"), 0o644)
+	c, err := w.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, model, err := ParseLLM(c.Extract.LLM)
+	if err != nil || prov != "ollama" || model != "qwen2.5:7b-instruct" {
+		t.Fatalf("ParseLLM(%q) = %q %q %v", c.Extract.LLM, prov, model, err)
+	}
+	if c.Extract.OllamaHost != "http://gpu:11434" {
+		t.Errorf("extract ollama_host %q, want the embed host as default", c.Extract.OllamaHost)
+	}
+	if c.Extract.CallTimeout.Duration <= 0 {
+		t.Errorf("call timeout %v", c.Extract.CallTimeout)
+	}
+	if got := c.Transcripts.Chat[0].Glob; got != filepath.Join(root, "logs/*.jsonl") {
+		t.Errorf("chat glob %q, want it relative to the workspace root", got)
+	}
+	if len(c.Transcripts.ClaudeDirs) == 0 {
+		t.Error("no default Claude Code directory")
+	}
+	// The commented default written by cue init parses to the same choices.
+	os.WriteFile(w.Path(ConfigFile), []byte(DefaultConfigTOML("app")), 0o644)
+	if c, err = w.LoadConfig(); err != nil || c.Extract.LLM != "none" || c.Transcripts.Disabled {
+		t.Fatalf("default config: %+v %v", c, err)
 	}
 }
 
