@@ -6,6 +6,7 @@ package status
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ type Report struct {
 	RecentDead  []DeadLetter   `json:"recent_dead,omitempty"`
 	Undecodable []string       `json:"undecodable_records,omitempty"`
 	Embeddings  *EmbedReport   `json:"embeddings,omitempty"`
+	Memories    *MemoryReport  `json:"memories,omitempty"`
 	CollectedAt time.Time      `json:"collected_at"`
 	Extra       map[string]any `json:"extra,omitempty"`
 }
@@ -79,6 +81,19 @@ type EmbedReport struct {
 	ByModel map[string]int `json:"by_model,omitempty"`
 }
 
+// MemoryReport is what extraction has kept, and how far it trails the
+// transcripts.
+type MemoryReport struct {
+	// ByRepo counts memories per repo.
+	ByRepo map[string]int `json:"by_repo"`
+	Total  int            `json:"total"`
+	// Pending is the transcript batches waiting for or in the hands of the
+	// extractor workers.
+	Pending uint64 `json:"pending"`
+	// Budget is today's shared LLM spend, when any extractor recorded one.
+	Budget *events.BudgetState `json:"budget,omitempty"`
+}
+
 // Options narrow what Collect reports.
 type Options struct {
 	// EmbedModel is the model id whose embedding backlog is reported
@@ -124,6 +139,9 @@ func CollectWith(ctx context.Context, js jetstream.JetStream, opts Options) (Rep
 		return r, err
 	}
 	if err := collectEmbeddings(ctx, js, &r, opts.EmbedModel); err != nil {
+		return r, err
+	}
+	if err := collectMemories(ctx, js, &r); err != nil {
 		return r, err
 	}
 	if err := collectDead(ctx, js, &r, 10); err != nil {
@@ -178,6 +196,43 @@ func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, m
 	}
 	er.Vectors = er.ByModel[er.Model]
 	r.Embeddings = er
+	return nil
+}
+
+// collectMemories fills r.Memories when the memories bucket exists.
+func collectMemories(ctx context.Context, js jetstream.JetStream, r *Report) error {
+	kv, err := js.KeyValue(ctx, events.MemoriesBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	mr := &MemoryReport{ByRepo: map[string]int{}}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("status: list %s: %w", events.MemoriesBucket, err)
+	}
+	for k := range keys.Keys() {
+		if repo, _, err := events.ParseMemoryKey(k); err == nil {
+			mr.ByRepo[repo]++
+			mr.Total++
+		}
+	}
+	for _, c := range r.Consumers {
+		if c.Stream == events.IngestStream && c.Name == events.ExtractorConsumer {
+			mr.Pending = c.Pending + uint64(c.AckPending)
+		}
+	}
+	if bkv, err := js.KeyValue(ctx, events.BudgetBucket); err == nil {
+		if e, err := bkv.Get(ctx, events.BudgetKey(r.CollectedAt)); err == nil {
+			var st events.BudgetState
+			if json.Unmarshal(e.Value(), &st) == nil {
+				mr.Budget = &st
+			}
+		}
+	}
+	r.Memories = mr
 	return nil
 }
 
@@ -296,6 +351,21 @@ func (r Report) Print(w io.Writer) {
 			model = "no model"
 		}
 		fmt.Fprintf(tw, "embeddings (%s)\t%d of %d documents have vectors, %d requests pending\n", model, e.Vectors, e.Docs, e.Pending)
+	}
+	if m := r.Memories; m != nil {
+		repos := make([]string, 0, len(m.ByRepo))
+		for repo, n := range m.ByRepo {
+			repos = append(repos, repo+" "+strconv.Itoa(n))
+		}
+		sort.Strings(repos)
+		fmt.Fprintf(tw, "memories\t%d (%s), %d transcript batches pending\n", m.Total, strings.Join(repos, ", "), m.Pending)
+		if b := m.Budget; b != nil {
+			limit := "no daily cap"
+			if b.LimitMicros > 0 {
+				limit = fmt.Sprintf("of $%.2f (%.0f%%)", float64(b.LimitMicros)/1e6, 100*float64(b.SpentMicros)/float64(b.LimitMicros))
+			}
+			fmt.Fprintf(tw, "LLM spend today\t$%.4f %s, %d calls, %d refused by the budget\n", float64(b.SpentMicros)/1e6, limit, b.Calls, b.Refused)
+		}
 	}
 	fmt.Fprintf(tw, "dead letters\t%d\n", r.DeadLetters)
 	for _, d := range r.RecentDead {

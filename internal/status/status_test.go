@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -74,5 +76,42 @@ func TestEmbeddingBacklog(t *testing.T) {
 	}
 	if rep.Embeddings.Model != "" || rep.Embeddings.Vectors != 0 {
 		t.Fatalf("no model given: %+v", rep.Embeddings)
+	}
+}
+
+func TestMemoriesAndBudget(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx := context.Background()
+	mems, _ := conn.JS.KeyValue(ctx, events.MemoriesBucket)
+	for _, m := range []struct{ repo, content string }{{"app", "Use a worker pool"}, {"app", "Keep offsets in Badger"}, {"web", "Prefer server-side rendering"}} {
+		if _, err := mems.Put(ctx, events.MemoryKey(m.repo, memory.Hash(m.content)), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch := events.TranscriptBatch{Repo: "app", Session: "s1", Source: "/t.jsonl", Format: events.TranscriptClaudeCode, EndOffset: 10}
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.TranscriptSubject("app"), events.TranscriptBatchMsgID("app", batch.StreamKey(), 0), batch); err != nil {
+		t.Fatal(err)
+	}
+	budget, _ := conn.JS.KeyValue(ctx, events.BudgetBucket)
+	st, _ := json.Marshal(events.BudgetState{SpentMicros: 250_000, LimitMicros: 1_000_000, Calls: 5, Refused: 2})
+	if _, err := budget.Put(ctx, events.BudgetKey(time.Now()), st); err != nil {
+		t.Fatal(err)
+	}
+
+	rep, err := Collect(ctx, conn.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Memories
+	if m == nil || m.Total != 3 || m.ByRepo["app"] != 2 || m.ByRepo["web"] != 1 || m.Pending != 1 || m.Budget == nil || m.Budget.Calls != 5 {
+		t.Fatalf("memories: %+v", m)
+	}
+	var out bytes.Buffer
+	rep.Print(&out)
+	printed := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{"memories 3 (app 2, web 1), 1 transcript batches pending", "LLM spend today $0.2500 of $1.00 (25%), 5 calls, 2 refused by the budget"} {
+		if !strings.Contains(printed, want) {
+			t.Fatalf("printed output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

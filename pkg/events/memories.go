@@ -173,6 +173,9 @@ type BudgetState struct {
 	// may still be charged is at most the limit minus this.
 	SpentMicros  int64 `json:"spent_micros"`
 	ReservedOpen int64 `json:"reserved_open_micros"`
+	// LimitMicros is the daily limit the last writer enforced (0: none), so
+	// readers without the extractors' configuration can show utilisation.
+	LimitMicros int64 `json:"limit_micros"`
 	// Calls counts LLM calls charged to the day.
 	Calls       int   `json:"calls"`
 	AlertsFired []int `json:"alerts_fired,omitempty"`
