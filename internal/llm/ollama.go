@@ -267,10 +267,12 @@ func (o *Ollama) Extract(ctx context.Context, req Request) (Result, error) {
 		}
 		o.breaker.RecordFailure()
 		if o.breaker.State() == resilience.Open {
+			o.cfg.Logger.Warn("ollama llm unavailable: circuit open", "attempt", attempt, "cause", f.kind.String(), "err", f.err)
 			return res, fmt.Errorf("%w after attempt %d: %v", ErrCircuitOpen, attempt, f.err)
 		}
 		delay := bo.NextBackOff()
 		if delay == backoff.Stop {
+			o.cfg.Logger.Warn("ollama llm unavailable: attempts exhausted", "attempts", attempt, "cause", f.kind.String(), "err", f.err)
 			return res, fmt.Errorf("%w: Ollama at %s failed %d attempts with %s; check that the server is up and not overloaded: %v",
 				ErrUnavailable, o.cfg.Host.Redacted(), attempt, o.cfg.Model, f.err)
 		}
@@ -333,7 +335,7 @@ func (o *Ollama) count(k failKind) {
 	case failRefused:
 		o.stats.refused.Add(1)
 	case failModelMissing, failRejected:
-		o.stats.modelMissing.Add(1)
+		o.stats.setupErrors.Add(1)
 	}
 }
 

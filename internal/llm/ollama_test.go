@@ -511,7 +511,7 @@ func TestModelNotFoundIsNotRetried(t *testing.T) {
 	if srv.Requests("/api/chat") != 1 || len(sl.Waits()) != 0 || o.BreakerState() != resilience.Closed {
 		t.Errorf("requests %d, waits %v, breaker %v", srv.Requests("/api/chat"), sl.Waits(), o.BreakerState())
 	}
-	wantStats(t, o.Stats(), Stats{Calls: 1, Attempts: 1, ModelMissing: 1})
+	wantStats(t, o.Stats(), Stats{Calls: 1, Attempts: 1, SetupErrors: 1})
 }
 
 func TestCallerCancellationStopsAtOnce(t *testing.T) {
