@@ -423,6 +423,20 @@ func TestDroppedStreamIsRetried(t *testing.T) {
 	}
 }
 
+func TestErrorMidStreamIsRetried(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithChatReply(reply(t, decision)), ollamatest.WithChatChunks(4))
+	srv.Enqueue(ollamatest.Behaviour{Mode: ollamatest.StreamError, StallAfter: 5})
+	o, sl := newOllama(t, srv, OllamaConfig{})
+	res, err := o.Extract(t.Context(), sampleRequest())
+	if err != nil || len(res.Memories) != 1 || res.Attempts != 2 || res.Repaired {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	st := o.Stats()
+	if st.ServerErrors != 1 || st.Retries != 1 || st.Successes != 1 || st.DroppedStreams != 0 || len(sl.Waits()) != 1 {
+		t.Errorf("stats %+v, waits %v", st, sl.Waits())
+	}
+}
+
 func TestServerDownIsUnavailable(t *testing.T) {
 	srv := ollamatest.NewServer(t)
 	o, sl := newOllama(t, srv, OllamaConfig{})
