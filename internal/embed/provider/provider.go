@@ -62,7 +62,7 @@ func Open(spec string, cfg Config) (embed.Embedder, error) {
 		if model == "" {
 			return nil, fmt.Errorf("%w %q: name the Ollama model, e.g. %q", ErrUnknownSpec, spec, "ollama:all-minilm")
 		}
-		host, err := ollamaHost(cfg.OllamaHost)
+		host, err := OllamaHost(cfg.OllamaHost)
 		if err != nil {
 			return nil, err
 		}
@@ -97,9 +97,9 @@ func ModelID(spec string) (string, error) {
 	return e.ModelID(), nil
 }
 
-// ollamaHost resolves the server URL: configured, else OLLAMA_HOST (read
+// OllamaHost resolves the server URL: configured, else OLLAMA_HOST (read
 // as Ollama reads it), else the default.
-func ollamaHost(configured string) (*url.URL, error) {
+func OllamaHost(configured string) (*url.URL, error) {
 	configured = strings.TrimSpace(configured)
 	if configured == "" {
 		if strings.TrimSpace(os.Getenv("OLLAMA_HOST")) != "" {

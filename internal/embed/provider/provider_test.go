@@ -50,16 +50,16 @@ func TestOpenRefusesUnknownSpecs(t *testing.T) {
 
 func TestOllamaHost(t *testing.T) {
 	t.Setenv("OLLAMA_HOST", "10.0.0.7:9999")
-	u, err := ollamaHost("")
+	u, err := OllamaHost("")
 	if err != nil || u.Host != "10.0.0.7:9999" {
 		t.Fatalf("from OLLAMA_HOST: %v, %v", u, err)
 	}
-	u, err = ollamaHost("gpu.lan:11434")
+	u, err = OllamaHost("gpu.lan:11434")
 	if err != nil || u.String() != "http://gpu.lan:11434" {
 		t.Fatalf("configured host wins: %v, %v", u, err)
 	}
 	t.Setenv("OLLAMA_HOST", "")
-	if u, _ := ollamaHost(""); u.String() != ollama.DefaultHost {
+	if u, _ := OllamaHost(""); u.String() != ollama.DefaultHost {
 		t.Fatalf("default = %v", u)
 	}
 }
