@@ -527,3 +527,21 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestNoCwdYet(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config()
+	cfg.FlushInterval = time.Hour
+	tl, _ := e.start(cfg)
+	path := filepath.Join(e.claude, "p", "s9.jsonl")
+	appendTo(t, path, `{"type":"queue-operation","operation":"enqueue","sessionId":"s9"}`+"\n")
+	if err := tl.Flush(context.Background(), path); !errors.Is(err, ErrNoCwd) {
+		t.Fatalf("flush before any cwd: %v, want ErrNoCwd", err)
+	}
+	appendTo(t, path, ccLine(e.repo, "s9", "now"))
+	if err := tl.Flush(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	got := e.waitLines("s9", 2) // the queue operation goes too
+	checkAgainstFile(t, path, got)
+}
