@@ -40,7 +40,16 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// Daemons started by the tests tail the Claude Code transcripts under
+	// $HOME; a home of their own keeps the developer's sessions out.
+	home, err := os.MkdirTemp("", "cue-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("HOME", home)
 	code := m.Run()
+	os.RemoveAll(home)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

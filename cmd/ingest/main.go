@@ -1,5 +1,6 @@
 // Command ingest watches repositories and publishes their file changes to
-// JetStream for the indexers. Give it one --repo name=path per repository.
+// JetStream for the indexers, and tails the transcripts of agents working in
+// them for the extractors. Give it one --repo name=path per repository.
 package main
 
 import (
@@ -8,12 +9,16 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/role"
+	"github.com/cuedeck/cuedeck/internal/transcripts"
 )
 
 type repoFlags []ingest.RepoConfig
@@ -51,6 +56,10 @@ func run() error {
 	maxFile := fs.Int64("max-file-bytes", 8<<20, "skip (and report) files larger than this")
 	inline := fs.Int64("inline-bytes", 256<<10, "files up to this size travel inline; larger via the object store")
 	debounce := fs.Duration("debounce", 0, "quiet time after the last write before publishing (default 500ms)")
+	var claudeDirs, chat listFlag
+	fs.Var(&claudeDirs, "claude-dir", "Claude Code projects directory to tail transcripts from (repeatable; default ~/.claude/projects)")
+	fs.Var(&chat, "chat", "generic chat-JSONL transcripts as glob or repo=glob (repeatable)")
+	noTranscripts := fs.Bool("no-transcripts", false, "do not tail agent transcripts")
 	fs.Parse(os.Args[1:])
 	if len(repos) == 0 {
 		return fmt.Errorf("no repositories: give at least one --repo name=path")
@@ -75,6 +84,48 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log.Info("ingest running", "nats", rf.NATSURL, "repos", len(repos))
-	return svc.Run(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return svc.Run(gctx) })
+	if !*noTranscripts {
+		tcfg, err := transcriptConfig(repos, claudeDirs, chat, filepath.Join(*stateDir, "transcripts"))
+		if err != nil {
+			return err
+		}
+		tl, err := transcripts.New(conn, tcfg, log.With("component", "transcripts"))
+		if err != nil {
+			return err
+		}
+		g.Go(func() error { return tl.Run(gctx) })
+	}
+	log.Info("ingest running", "nats", rf.NATSURL, "repos", len(repos), "transcripts", !*noTranscripts)
+	return g.Wait()
+}
+
+// transcriptConfig maps the flags onto the tailer's config. The tailer
+// keeps its offsets in a Badger of its own beside ingest's state.
+func transcriptConfig(repos []ingest.RepoConfig, claudeDirs, chat []string, stateDir string) (transcripts.Config, error) {
+	cfg := transcripts.Config{StateDir: stateDir}
+	known := map[string]bool{}
+	for _, r := range repos {
+		root, err := filepath.Abs(r.Root)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Repos = append(cfg.Repos, transcripts.RepoRoot{Name: r.Name, Root: root})
+		known[r.Name] = true
+	}
+	if len(claudeDirs) > 0 {
+		cfg.ClaudeDirs = claudeDirs
+	}
+	for _, c := range chat {
+		repo, glob, ok := strings.Cut(c, "=")
+		if !ok {
+			repo, glob = "", c
+		}
+		if repo != "" && !known[repo] {
+			return cfg, fmt.Errorf("--chat %s: repo %q is not one of the --repo names", c, repo)
+		}
+		cfg.ChatSources = append(cfg.ChatSources, transcripts.ChatSource{Glob: glob, Repo: repo})
+	}
+	return cfg, nil
 }

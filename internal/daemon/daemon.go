@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -111,6 +113,29 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	// Transcripts of agents working in these repos become memories.
+	var tailer *transcripts.Tailer
+	if !cfg.Transcripts.Disabled {
+		roots := make([]transcripts.RepoRoot, 0, len(repos))
+		for _, r := range repos {
+			root, err := filepath.Abs(r.Root)
+			if err != nil {
+				return err
+			}
+			roots = append(roots, transcripts.RepoRoot{Name: r.Name, Root: root})
+		}
+		chat := make([]transcripts.ChatSource, 0, len(cfg.Transcripts.Chat))
+		for _, c := range cfg.Transcripts.Chat {
+			chat = append(chat, transcripts.ChatSource{Glob: c.Glob, Repo: c.Repo})
+		}
+		tailer, err = transcripts.New(conn, transcripts.Config{
+			Repos: roots, ClaudeDirs: slices.Clone(cfg.Transcripts.ClaudeDirs), ChatSources: chat,
+			StateDir: ws.StateDir("transcripts"),
+		}, log.With("role", "transcripts"))
+		if err != nil {
+			return fmt.Errorf("config [transcripts]: %w", err)
+		}
+	}
 	// Embeddings trail indexing: the indexer asks the embed worker for the
 	// vectors of each record it stores, unless the model is "none".
 	emb, err := provider.Open(cfg.Embed.Model, provider.Config{OllamaHost: cfg.Embed.OllamaHost, Logger: log.With("role", "embedder")})
@@ -194,6 +219,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	g.Start("indexer", idx.Run)
 	g.Start("ingest", ing.Run)
+	if tailer != nil {
+		g.Start("transcripts", tailer.Run)
+	}
 
 	// Announce the daemon only once it answers: the query endpoints are
 	// registered and the edge has replayed the documents already indexed
