@@ -22,6 +22,22 @@ import (
 // message may be delivered again after a crash or an ack that was lost.
 type Handler func(ctx context.Context, env events.Envelope) error
 
+// msgKey carries the message in hand in a handler's context, for InProgress.
+type msgKey struct{}
+
+// InProgress tells the server that the handler whose ctx this is still works
+// on its message, so the consumer's AckWait starts again instead of the
+// message going to another worker. A handler that may run longer than
+// AckWait (an LLM call) calls it periodically. Outside a Worker's handler
+// it does nothing and returns nil.
+func InProgress(ctx context.Context) error {
+	msg, ok := ctx.Value(msgKey{}).(jetstream.Msg)
+	if !ok {
+		return nil
+	}
+	return msg.InProgress()
+}
+
 // Middleware wraps a Handler.
 type Middleware func(Handler) Handler
 
@@ -167,7 +183,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	ev, err := events.Decode(msg.Data())
 	if err == nil {
 		env.Event = ev
-		err = w.handler(ctx, env)
+		err = w.handler(context.WithValue(ctx, msgKey{}, msg), env)
 	} else {
 		err = Permanent(err)
 	}

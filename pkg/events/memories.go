@@ -136,6 +136,9 @@ type ExtractionRecord struct {
 	Model    string `json:"model,omitempty"`
 	// Memories are the candidates, before deduplication.
 	Memories []memory.Memory `json:"memories"`
+	// Outcome is how the session ended, for a Final batch whose rules
+	// could tell; the MemoryRecords written from it carry it.
+	Outcome memory.Outcome `json:"outcome,omitempty"`
 	// Invalid counts candidates the LLM returned that failed validation,
 	// with the first few reasons; they are counted, never silently dropped.
 	Invalid        int      `json:"invalid,omitempty"`
