@@ -44,6 +44,9 @@ type Message struct {
 	Synthetic bool
 	// ToolError marks a tool result that reported an error.
 	ToolError bool
+	// CallID is, for a RoleTool message, the id of the call whose result
+	// it summarises (find it in Conversation.Calls).
+	CallID string
 }
 
 // Conversation is a parsed transcript, or a batch of one.
