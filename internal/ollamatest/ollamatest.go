@@ -2,8 +2,10 @@
 // enough of Ollama's API (/api/embed, /api/embeddings, /api/chat, /api/tags,
 // /api/version, /api/show) for the real github.com/ollama/ollama/api client,
 // and it can be told, per request or for all of them, to be slow, to stall
-// mid-stream, to fail with 500, 429 or 404, to send broken or truncated JSON
-// or to drop the connection. The Ollama embedder's tests use it, and so can
+// mid-stream, to fail with 500, 429, 503 (a full queue) or 404, to refuse
+// on a spend limit, to send broken or truncated JSON or to drop the
+// connection. Chat replies can be scripted per request and streamed in
+// chunks of chosen sizes, with chosen token counts. The Ollama embedder's tests use it, and so can
 // the extractor's LLM tests. Endpoint lets a test target a real Ollama
 // through OLLAMA_HOST instead.
 package ollamatest
@@ -64,9 +66,18 @@ const (
 	// MixedDimensions answers /api/embed with a last vector one element
 	// shorter than the others.
 	MixedDimensions
+	// QueueFull answers 503 as Ollama does when OLLAMA_MAX_QUEUE requests
+	// are already waiting, with Retry-After set to Behaviour.RetryAfter in
+	// whole seconds when that is positive.
+	QueueFull
+	// SpendLimited refuses as a metered provider does once a spend limit
+	// or quota is reached: Behaviour.Status (default 429, so that a client
+	// must read the body to tell it from a rate limit) with a body naming
+	// the limit. Retrying it cannot succeed.
+	SpendLimited
 )
 
-var modeNames = [...]string{"healthy", "slow", "stall", "server_error", "rate_limited", "model_not_found", "broken_json", "truncated", "drop_connection", "wrong_count", "mixed_dimensions"}
+var modeNames = [...]string{"healthy", "slow", "stall", "server_error", "rate_limited", "model_not_found", "broken_json", "truncated", "drop_connection", "wrong_count", "mixed_dimensions", "queue_full", "spend_limited"}
 
 func (m Mode) String() string {
 	if m >= 0 && int(m) < len(modeNames) {
@@ -88,6 +99,25 @@ type Behaviour struct {
 	// Scale multiplies healthy embeddings, so that a test can check that a
 	// client normalises vectors that are not. Zero means 1.
 	Scale float32
+	// Status is the HTTP status of SpendLimited; zero means 429.
+	Status int
+
+	// Reply, if not empty, is this chat's assistant reply instead of the
+	// server's.
+	Reply string
+	// Chunks, if set, are the sizes in runes of the streamed chat chunks,
+	// the last size repeating, instead of word chunks: odd boundaries cut
+	// through JSON strings, escapes and multi-byte text as a tokenizer may.
+	// It overrides WithChatChunks.
+	Chunks []int
+	// PromptEvalCount and EvalCount, if positive, are the token counts the
+	// final chat chunk reports instead of the server's estimates (words of
+	// the messages, number of chunks), so that a test can make costs exact.
+	PromptEvalCount int
+	EvalCount       int
+	// DoneReason, if set, is the final chat chunk's done_reason instead of
+	// "stop" ("length" is a reply cut by num_predict).
+	DoneReason string
 }
 
 // Option configures a Server.
@@ -103,6 +133,10 @@ func WithModels(names ...string) Option { return func(s *Server) { s.models = na
 // WithChatReply sets the assistant's reply to every chat (default "ok").
 func WithChatReply(reply string) Option { return func(s *Server) { s.reply = reply } }
 
+// WithChatChunks streams chat replies in chunks of these sizes in runes,
+// the last size repeating, as Behaviour.Chunks does for one request.
+func WithChatChunks(sizes ...int) Option { return func(s *Server) { s.chunks = sizes } }
+
 // Version is what /api/version reports.
 const Version = "0.32.15"
 
@@ -116,6 +150,8 @@ type Server struct {
 	dims     int
 	models   []string
 	reply    string
+	chunks   []int
+	chats    []api.ChatRequest
 	global   Behaviour
 	queue    []Behaviour
 	requests map[string]int
@@ -221,10 +257,18 @@ func (s *Server) Inputs() []string {
 	return slices.Clone(s.inputs)
 }
 
-// ResetCounts forgets the requests and inputs seen so far.
+// ChatRequests is every request /api/chat has received and decoded, in
+// order of arrival.
+func (s *Server) ChatRequests() []api.ChatRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.chats)
+}
+
+// ResetCounts forgets the requests, inputs and chats seen so far.
 func (s *Server) ResetCounts() {
 	s.mu.Lock()
-	s.requests, s.inputs = map[string]int{}, nil
+	s.requests, s.inputs, s.chats = map[string]int{}, nil, nil
 	s.mu.Unlock()
 }
 
@@ -298,11 +342,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, b Behaviour, model
 	case ServerError:
 		writeError(w, http.StatusInternalServerError, "llama runner process has terminated: exit status 2")
 	case RateLimited:
-		if b.RetryAfter > 0 {
-			secs := int64((b.RetryAfter + time.Second - 1) / time.Second)
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		}
+		setRetryAfter(w, b.RetryAfter)
 		writeError(w, http.StatusTooManyRequests, "server busy, please try again.  maximum pending requests exceeded")
+	case QueueFull:
+		setRetryAfter(w, b.RetryAfter)
+		writeError(w, http.StatusServiceUnavailable, "server busy, please try again.  maximum pending requests exceeded")
+	case SpendLimited:
+		status := b.Status
+		if status == 0 {
+			status = http.StatusTooManyRequests
+		}
+		writeError(w, status, "monthly spend limit reached: raise the limit or add credits in billing settings")
 	case ModelNotFound:
 		writeNotFound(w, model)
 	case BrokenJSON:
@@ -321,6 +371,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, b Behaviour, model
 		return false
 	}
 	return true
+}
+
+// setRetryAfter sets Retry-After to d rounded up to whole seconds, if d is
+// positive.
+func setRetryAfter(w http.ResponseWriter, d time.Duration) {
+	if d > 0 {
+		secs := int64((d + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	}
 }
 
 func (s *Server) drop(w http.ResponseWriter) {
@@ -496,29 +555,52 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.mu.Lock()
+	s.chats = append(s.chats, req)
+	reply, sizes := s.reply, s.chunks
+	s.mu.Unlock()
 	if s.fail(w, r, b, req.Model) {
 		return
 	}
-	s.mu.Lock()
-	reply := s.reply
-	s.mu.Unlock()
+	if b.Reply != "" {
+		reply = b.Reply
+	}
+	if b.Chunks != nil {
+		sizes = b.Chunks
+	}
 	promptTokens := 0
 	for _, m := range req.Messages {
 		promptTokens += len(strings.Fields(m.Content)) + 4
 	}
-	chunks := splitReply(reply)
+	if b.PromptEvalCount > 0 {
+		promptTokens = b.PromptEvalCount
+	}
+	var chunks []string
+	if len(sizes) > 0 {
+		chunks = splitRunes(reply, sizes)
+	} else {
+		chunks = splitReply(reply)
+	}
+	evalCount := len(chunks)
+	if b.EvalCount > 0 {
+		evalCount = b.EvalCount
+	}
+	doneReason := "stop"
+	if b.DoneReason != "" {
+		doneReason = b.DoneReason
+	}
 	final := api.ChatResponse{
 		Model:      req.Model,
 		CreatedAt:  time.Now().UTC(),
 		Message:    api.Message{Role: "assistant"},
 		Done:       true,
-		DoneReason: "stop",
+		DoneReason: doneReason,
 		Metrics: api.Metrics{
 			TotalDuration:      time.Duration(len(chunks)+1) * time.Millisecond,
 			LoadDuration:       time.Microsecond,
 			PromptEvalCount:    promptTokens,
 			PromptEvalDuration: time.Microsecond,
-			EvalCount:          len(chunks),
+			EvalCount:          evalCount,
 			EvalDuration:       time.Duration(len(chunks)) * time.Millisecond,
 		},
 	}
@@ -572,6 +654,20 @@ func splitReply(reply string) []string {
 	}
 	if start < len(reply) {
 		out = append(out, reply[start:])
+	}
+	return out
+}
+
+// splitRunes cuts reply into chunks of sizes[0], sizes[1], … runes, the
+// last size repeating; sizes below 1 count as 1.
+func splitRunes(reply string, sizes []int) []string {
+	var out []string
+	runes := []rune(reply)
+	for i := 0; len(runes) > 0; i++ {
+		n := max(sizes[min(i, len(sizes)-1)], 1)
+		n = min(n, len(runes))
+		out = append(out, string(runes[:n]))
+		runes = runes[n:]
 	}
 	return out
 }

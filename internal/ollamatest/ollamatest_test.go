@@ -3,6 +3,7 @@ package ollamatest
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -260,5 +261,71 @@ func TestEndpoint(t *testing.T) {
 	}
 	if base.Scheme != "http" || base.Host == "" {
 		t.Fatalf("base %v", base)
+	}
+}
+
+func TestChatScriptedReplyChunksAndCounts(t *testing.T) {
+	s := NewServer(t, WithChatReply("default"), WithChatChunks(2))
+	reply := `{"a":"é\"x"}`
+	s.Enqueue(Behaviour{Reply: reply, Chunks: []int{1, 3}, PromptEvalCount: 111, EvalCount: 22, DoneReason: "length"})
+	var parts []string
+	var last api.ChatResponse
+	err := client(s).Chat(t.Context(), &api.ChatRequest{Model: "m", Messages: []api.Message{{Role: "user", Content: "hi"}}}, func(r api.ChatResponse) error {
+		if !r.Done {
+			parts = append(parts, r.Message.Content)
+		}
+		last = r
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{`, `"a"`, `:"é`, `\"x`, `"}`}
+	if strings.Join(parts, "|") != strings.Join(want, "|") {
+		t.Errorf("parts %q, want %q", parts, want)
+	}
+	if last.PromptEvalCount != 111 || last.EvalCount != 22 || last.DoneReason != "length" {
+		t.Errorf("final chunk %+v", last)
+	}
+	if got := s.ChatRequests(); len(got) != 1 || got[0].Messages[0].Content != "hi" {
+		t.Errorf("chat requests %+v", got)
+	}
+
+	// The next chat falls back to the server's reply, in WithChatChunks sizes.
+	parts = nil
+	err = client(s).Chat(t.Context(), &api.ChatRequest{Model: "m"}, func(r api.ChatResponse) error {
+		if !r.Done {
+			parts = append(parts, r.Message.Content)
+		}
+		return nil
+	})
+	if err != nil || strings.Join(parts, "|") != "de|fa|ul|t" {
+		t.Errorf("parts %q, err %v", parts, err)
+	}
+}
+
+func TestQueueFullAndSpendLimited(t *testing.T) {
+	s := NewServer(t)
+	for _, tc := range []struct {
+		b          Behaviour
+		status     int
+		retryAfter string
+		body       string
+	}{
+		{Behaviour{Mode: QueueFull, RetryAfter: 3 * time.Second}, 503, "3", "maximum pending requests"},
+		{Behaviour{Mode: SpendLimited}, 429, "", "spend limit"},
+		{Behaviour{Mode: SpendLimited, Status: 402}, 402, "", "spend limit"},
+	} {
+		s.Enqueue(tc.b)
+		resp, err := http.Post(s.URL()+"/api/chat", "application/json", strings.NewReader(`{"model":"m"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body strings.Builder
+		io.Copy(&body, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get("Retry-After") != tc.retryAfter || !strings.Contains(body.String(), tc.body) {
+			t.Errorf("%v: status %d, Retry-After %q, body %q", tc.b.Mode, resp.StatusCode, resp.Header.Get("Retry-After"), body.String())
+		}
 	}
 }
