@@ -140,9 +140,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	handlerCtx := context.WithoutCancel(ctx)
 	sem := make(chan struct{}, w.cfg.Concurrency)
 	var inflight sync.WaitGroup
+	// When the connection is lost rather than drained, Closed fires while
+	// the client may still be delivering a message to this callback; the
+	// flag keeps inflight.Add from racing the final Wait (the message is
+	// left unacked and redelivered).
+	var (
+		stopMu  sync.Mutex
+		stopped bool
+	)
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
-		sem <- struct{}{}
+		stopMu.Lock()
+		if stopped {
+			stopMu.Unlock()
+			return
+		}
 		inflight.Add(1)
+		stopMu.Unlock()
+		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; inflight.Done() }()
 			w.handle(handlerCtx, msg)
@@ -161,6 +175,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-ctx.Done()
 	cc.Drain()
 	<-cc.Closed()
+	stopMu.Lock()
+	stopped = true
+	stopMu.Unlock()
 	inflight.Wait()
 	return nil
 }
