@@ -154,6 +154,11 @@ func (s *Service) tryLLM(ctx context.Context, b events.TranscriptBatch, conv tra
 		if err != nil {
 			return "", err
 		}
+		// Throttling takes the rule path rather than naking the batch
+		// with a delay: the projection multiplies the queue's depth, so
+		// batches put back would keep it over the threshold and the queue
+		// would only grow; the rule path drains it, and the record says
+		// which batches a later re-extraction could improve.
 		if p.ShouldThrottle {
 			return WhyThrottled, nil
 		}
