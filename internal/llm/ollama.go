@@ -26,7 +26,7 @@ import (
 
 // ErrCircuitOpen is returned, without a request being made, while the
 // breaker is open. It wraps ErrUnavailable.
-var ErrCircuitOpen = fmt.Errorf("llm: ollama circuit open: %w", ErrUnavailable)
+var ErrCircuitOpen = fmt.Errorf("llm: Ollama kept failing, so calls are paused until the circuit breaker's cooldown passes; check the server's health: %w", ErrUnavailable)
 
 // DefaultOllamaHost is where Ollama listens unless told otherwise.
 const DefaultOllamaHost = "http://127.0.0.1:11434"
@@ -267,10 +267,12 @@ func (o *Ollama) Extract(ctx context.Context, req Request) (Result, error) {
 		}
 		o.breaker.RecordFailure()
 		if o.breaker.State() == resilience.Open {
+			o.cfg.Logger.Warn("ollama llm unavailable: circuit open", "attempt", attempt, "cause", f.kind.String(), "err", f.err)
 			return res, fmt.Errorf("%w after attempt %d: %v", ErrCircuitOpen, attempt, f.err)
 		}
 		delay := bo.NextBackOff()
 		if delay == backoff.Stop {
+			o.cfg.Logger.Warn("ollama llm unavailable: attempts exhausted", "attempts", attempt, "cause", f.kind.String(), "err", f.err)
 			return res, fmt.Errorf("%w: Ollama at %s failed %d attempts with %s; check that the server is up and not overloaded: %v",
 				ErrUnavailable, o.cfg.Host.Redacted(), attempt, o.cfg.Model, f.err)
 		}
@@ -333,7 +335,7 @@ func (o *Ollama) count(k failKind) {
 	case failRefused:
 		o.stats.refused.Add(1)
 	case failModelMissing, failRejected:
-		o.stats.modelMissing.Add(1)
+		o.stats.setupErrors.Add(1)
 	}
 }
 
@@ -467,7 +469,8 @@ type failure struct {
 
 // refusalWords mark a 429 or 403 body as a spend limit or quota, which
 // waiting does not lift, rather than a rate limit, which it does.
-var refusalWords = []string{"quota", "billing", "spend limit", "spending limit", "credit", "payment", "insufficient_funds", "insufficient funds"}
+// Ollama's own cloud answers 402 with "usage limit".
+var refusalWords = []string{"quota", "billing", "spend limit", "spending limit", "usage limit", "credit", "payment", "insufficient_funds", "insufficient funds"}
 
 func isRefusal(msg string) bool {
 	msg = strings.ToLower(msg)

@@ -393,7 +393,7 @@ func TestPaddedAnswerIsClosedEarly(t *testing.T) {
 	// timeout ends the attempt with the value, not the call timeout.
 	srv := ollamatest.NewServer(t)
 	srv.Enqueue(ollamatest.Behaviour{Mode: ollamatest.Stall, StallAfter: 40, Reply: reply(t, decision) + strings.Repeat("\n", 60), Chunks: []int{len([]rune(reply(t, decision))), 1}})
-	o, sl := newOllama(t, srv, OllamaConfig{Clock: tickingClock{clock.NewDeterministicMillis(0)}})
+	o, sl := newOllama(t, srv, OllamaConfig{Clock: tickingClock{clock.NewDeterministicMillis(0)}, CallTimeout: 10 * time.Second})
 	res, err := o.Extract(t.Context(), sampleRequest())
 	if err != nil || len(res.Memories) != 1 || res.Attempts != 1 || res.Repaired {
 		t.Fatalf("res %+v, err %v", res, err)
@@ -420,6 +420,20 @@ func TestDroppedStreamIsRetried(t *testing.T) {
 	}
 	if srv.Requests("/api/chat") != 3 {
 		t.Errorf("requests = %d", srv.Requests("/api/chat"))
+	}
+}
+
+func TestErrorMidStreamIsRetried(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithChatReply(reply(t, decision)), ollamatest.WithChatChunks(4))
+	srv.Enqueue(ollamatest.Behaviour{Mode: ollamatest.StreamError, StallAfter: 5})
+	o, sl := newOllama(t, srv, OllamaConfig{})
+	res, err := o.Extract(t.Context(), sampleRequest())
+	if err != nil || len(res.Memories) != 1 || res.Attempts != 2 || res.Repaired {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	st := o.Stats()
+	if st.ServerErrors != 1 || st.Retries != 1 || st.Successes != 1 || st.DroppedStreams != 0 || len(sl.Waits()) != 1 {
+		t.Errorf("stats %+v, waits %v", st, sl.Waits())
 	}
 }
 
@@ -511,7 +525,7 @@ func TestModelNotFoundIsNotRetried(t *testing.T) {
 	if srv.Requests("/api/chat") != 1 || len(sl.Waits()) != 0 || o.BreakerState() != resilience.Closed {
 		t.Errorf("requests %d, waits %v, breaker %v", srv.Requests("/api/chat"), sl.Waits(), o.BreakerState())
 	}
-	wantStats(t, o.Stats(), Stats{Calls: 1, Attempts: 1, ModelMissing: 1})
+	wantStats(t, o.Stats(), Stats{Calls: 1, Attempts: 1, SetupErrors: 1})
 }
 
 func TestCallerCancellationStopsAtOnce(t *testing.T) {
@@ -529,6 +543,34 @@ func TestCallerCancellationStopsAtOnce(t *testing.T) {
 	}
 	if st := o.Stats(); st.Timeouts != 0 || st.Retries != 0 || o.BreakerState() != resilience.Closed {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestConcurrentExtracts(t *testing.T) {
+	srv := ollamatest.NewServer(t, ollamatest.WithChatReply(reply(t, decision, preference)), ollamatest.WithChatChunks(5))
+	srv.Enqueue(ollamatest.Behaviour{Mode: ollamatest.ServerError})
+	o, _ := newOllama(t, srv, OllamaConfig{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			res, err := o.Extract(t.Context(), sampleRequest())
+			if err == nil && len(res.Memories) != 2 {
+				err = fmt.Errorf("%d memories", len(res.Memories))
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := o.Stats()
+	if st.Calls != 8 || st.Successes != 8 || st.Attempts != 9 || st.ServerErrors != 1 || srv.Requests("/api/chat") != 9 {
+		t.Errorf("stats %+v, requests %d", st, srv.Requests("/api/chat"))
 	}
 }
 

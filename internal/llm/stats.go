@@ -34,12 +34,12 @@ type Stats struct {
 	Repaired          int64 `json:"repaired"`
 	InvalidOutput     int64 `json:"invalid_output"`
 	InvalidCandidates int64 `json:"invalid_candidates"`
-	// Refused is calls that ended in ErrRefused; ModelMissing calls that
-	// found the model not pulled or the request rejected (400, 404);
+	// Refused is calls that ended in ErrRefused; SetupErrors calls that
+	// found the model not pulled (404) or the request rejected (400);
 	// BreakerRejections calls and retries the open breaker stopped before
 	// a request.
 	Refused           int64 `json:"refused"`
-	ModelMissing      int64 `json:"model_missing"`
+	SetupErrors       int64 `json:"setup_errors"`
 	BreakerRejections int64 `json:"breaker_rejections"`
 	// BreakerState is the breaker's state now (0 closed, 1 open, 2
 	// half_open, as seed 003 §4 exports it).
@@ -54,7 +54,7 @@ type counters struct {
 	calls, attempts, successes, retries                                    atomic.Int64
 	rateLimited, queueFull, serverErrors, timeouts, dropped, connectErrors atomic.Int64
 	repaired, invalidOutput, invalidCandidates                             atomic.Int64
-	refused, modelMissing, breakerRejections                               atomic.Int64
+	refused, setupErrors, breakerRejections                                atomic.Int64
 	promptTokens, outputTokens                                             atomic.Int64
 }
 
@@ -74,7 +74,7 @@ func (c *counters) snapshot() Stats {
 		InvalidOutput:     c.invalidOutput.Load(),
 		InvalidCandidates: c.invalidCandidates.Load(),
 		Refused:           c.refused.Load(),
-		ModelMissing:      c.modelMissing.Load(),
+		SetupErrors:       c.setupErrors.Load(),
 		BreakerRejections: c.breakerRejections.Load(),
 		PromptTokens:      c.promptTokens.Load(),
 		OutputTokens:      c.outputTokens.Load(),

@@ -75,9 +75,14 @@ const (
 	// must read the body to tell it from a rate limit) with a body naming
 	// the limit. Retrying it cannot succeed.
 	SpendLimited
+	// StreamError streams Behaviour.StallAfter chat chunks (at most all
+	// of them), then an {"error": …} line instead of the rest, as Ollama
+	// does when its runner dies mid-generation. Other endpoints answer
+	// healthily.
+	StreamError
 )
 
-var modeNames = [...]string{"healthy", "slow", "stall", "server_error", "rate_limited", "model_not_found", "broken_json", "truncated", "drop_connection", "wrong_count", "mixed_dimensions", "queue_full", "spend_limited"}
+var modeNames = [...]string{"healthy", "slow", "stall", "server_error", "rate_limited", "model_not_found", "broken_json", "truncated", "drop_connection", "wrong_count", "mixed_dimensions", "queue_full", "spend_limited", "stream_error"}
 
 func (m Mode) String() string {
 	if m >= 0 && int(m) < len(modeNames) {
@@ -94,7 +99,8 @@ type Behaviour struct {
 	// RetryAfter is the Retry-After of RateLimited, rounded up to seconds;
 	// zero sends none.
 	RetryAfter time.Duration
-	// StallAfter is how many chat chunks Stall sends before hanging.
+	// StallAfter is how many chat chunks Stall sends before hanging, and
+	// StreamError before its error.
 	StallAfter int
 	// Scale multiplies healthy embeddings, so that a test can check that a
 	// client normalises vectors that are not. Zero means 1.
@@ -363,7 +369,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, b Behaviour, model
 	default:
 	}
 	switch b.Mode {
-	case Healthy, Slow, Stall, Truncated, WrongCount, MixedDimensions:
+	case Healthy, Slow, Stall, Truncated, WrongCount, MixedDimensions, StreamError:
 		if !s.knows(model) {
 			writeNotFound(w, model)
 			return true
@@ -624,6 +630,9 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, b Behaviour,
 			s.hang(r)
 			return
 		}
+		if b.Mode == StreamError && i == b.StallAfter {
+			break
+		}
 		if b.Mode == Truncated && i == len(chunks)/2 {
 			io.WriteString(w, `{"model":"`+model+`","message":{"role":"assis`)
 			rc.Flush()
@@ -633,9 +642,13 @@ func (s *Server) streamChat(w http.ResponseWriter, r *http.Request, b Behaviour,
 		enc.Encode(api.ChatResponse{Model: model, CreatedAt: time.Now().UTC(), Message: api.Message{Role: "assistant", Content: c}})
 		rc.Flush()
 	}
-	if b.Mode == Stall {
+	switch b.Mode {
+	case Stall:
 		rc.Flush()
 		s.hang(r)
+		return
+	case StreamError:
+		enc.Encode(map[string]string{"error": "an error was encountered while running the model: unexpected EOF"})
 		return
 	}
 	enc.Encode(final)

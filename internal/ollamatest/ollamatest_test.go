@@ -329,3 +329,16 @@ func TestQueueFullAndSpendLimited(t *testing.T) {
 		}
 	}
 }
+
+func TestChatStreamError(t *testing.T) {
+	s := NewServer(t, WithChatReply("a b c d"))
+	s.Enqueue(Behaviour{Mode: StreamError, StallAfter: 2})
+	var n int
+	err := client(s).Chat(t.Context(), &api.ChatRequest{Model: "m"}, func(api.ChatResponse) error {
+		n++
+		return nil
+	})
+	if n != 2 || err == nil || !strings.Contains(err.Error(), "running the model") {
+		t.Fatalf("chunks %d, err %v", n, err)
+	}
+}
