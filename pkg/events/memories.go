@@ -130,7 +130,8 @@ type ExtractionRecord struct {
 	Session string         `json:"session"`
 	Path    ExtractionPath `json:"path"`
 	// Why is the reason for PathRules ("no_llm", "breaker_open",
-	// "budget_exhausted", "throttled", "invalid_output", "llm_unavailable").
+	// "budget_exhausted", "throttled", "invalid_output", "llm_unavailable",
+	// "llm_refused").
 	Why      string `json:"why,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
