@@ -22,6 +22,22 @@ import (
 // message may be delivered again after a crash or an ack that was lost.
 type Handler func(ctx context.Context, env events.Envelope) error
 
+// msgKey carries the message in hand in a handler's context, for InProgress.
+type msgKey struct{}
+
+// InProgress tells the server that the handler whose ctx this is still works
+// on its message, so the consumer's AckWait starts again instead of the
+// message going to another worker. A handler that may run longer than
+// AckWait (an LLM call) calls it periodically. Outside a Worker's handler
+// it does nothing and returns nil.
+func InProgress(ctx context.Context) error {
+	msg, ok := ctx.Value(msgKey{}).(jetstream.Msg)
+	if !ok {
+		return nil
+	}
+	return msg.InProgress()
+}
+
 // Middleware wraps a Handler.
 type Middleware func(Handler) Handler
 
@@ -124,9 +140,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	handlerCtx := context.WithoutCancel(ctx)
 	sem := make(chan struct{}, w.cfg.Concurrency)
 	var inflight sync.WaitGroup
+	// When the connection is lost rather than drained, Closed fires while
+	// the client may still be delivering a message to this callback; the
+	// flag keeps inflight.Add from racing the final Wait (the message is
+	// left unacked and redelivered).
+	var (
+		stopMu  sync.Mutex
+		stopped bool
+	)
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
-		sem <- struct{}{}
+		stopMu.Lock()
+		if stopped {
+			stopMu.Unlock()
+			return
+		}
 		inflight.Add(1)
+		stopMu.Unlock()
+		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; inflight.Done() }()
 			w.handle(handlerCtx, msg)
@@ -145,6 +175,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-ctx.Done()
 	cc.Drain()
 	<-cc.Closed()
+	stopMu.Lock()
+	stopped = true
+	stopMu.Unlock()
 	inflight.Wait()
 	return nil
 }
@@ -167,7 +200,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	ev, err := events.Decode(msg.Data())
 	if err == nil {
 		env.Event = ev
-		err = w.handler(ctx, env)
+		err = w.handler(context.WithValue(ctx, msgKey{}, msg), env)
 	} else {
 		err = Permanent(err)
 	}

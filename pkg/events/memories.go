@@ -130,12 +130,16 @@ type ExtractionRecord struct {
 	Session string         `json:"session"`
 	Path    ExtractionPath `json:"path"`
 	// Why is the reason for PathRules ("no_llm", "breaker_open",
-	// "budget_exhausted", "throttled", "invalid_output", "llm_unavailable").
+	// "budget_exhausted", "throttled", "invalid_output", "llm_unavailable",
+	// "llm_refused").
 	Why      string `json:"why,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
 	// Memories are the candidates, before deduplication.
 	Memories []memory.Memory `json:"memories"`
+	// Outcome is how the session ended, for a Final batch whose rules
+	// could tell; the MemoryRecords written from it carry it.
+	Outcome memory.Outcome `json:"outcome,omitempty"`
 	// Invalid counts candidates the LLM returned that failed validation,
 	// with the first few reasons; they are counted, never silently dropped.
 	Invalid        int      `json:"invalid,omitempty"`

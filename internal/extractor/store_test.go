@@ -1,0 +1,109 @@
+package extractor
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/pkg/core/clock"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+func newStore(t testing.TB, clk clock.Clock) *Store {
+	t.Helper()
+	conn, _ := bustest.Start(t, bus.Settings{})
+	kv, err := conn.JS.KeyValue(context.Background(), events.MemoriesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewStore(kv, clk)
+}
+
+func candidate(content string, conf float64, batch string, at time.Time) events.MemoryRecord {
+	return events.MemoryRecord{
+		Memory: memory.Memory{Content: content, Kind: memory.KindDecision, Confidence: conf, Repo: "app", Session: "s1",
+			Provider: "test", CreatedAt: at, UpdatedAt: at},
+		Batch: batch,
+	}
+}
+
+func put(t testing.TB, s *Store, r events.MemoryRecord) memory.Decision {
+	t.Helper()
+	d, err := s.Put(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestStorePutDecisions(t *testing.T) {
+	clk := clock.NewDeterministic(day1)
+	s := newStore(t, clk)
+	const text = "Use the pgx driver for Postgres"
+	h := memory.Hash(text)
+
+	if d := put(t, s, candidate(text, 0.6, "b1", day1)); d.Action != memory.ActionInsert {
+		t.Fatalf("first put %+v", d)
+	}
+	// The same batch again (a redelivery) changes nothing, even with
+	// another confidence.
+	if d := put(t, s, candidate(text, 0.9, "b1", day1)); d.Action != memory.ActionSkip || d.Reason != ReasonSameBatch {
+		t.Fatalf("redelivery %+v", d)
+	}
+	got, _, _ := s.Get(context.Background(), "app", h)
+	if got.Extractions != 1 || got.Confidence != 0.6 {
+		t.Fatalf("after redelivery %+v", got)
+	}
+	// Another batch, equal confidence: skipped, but counted as said again.
+	if d := put(t, s, candidate(text, 0.6, "b2", day1)); d.Reason != memory.ReasonEqualConfidence {
+		t.Fatalf("equal %+v", d)
+	}
+	// Lower: skipped, counted.
+	if d := put(t, s, candidate(text, 0.3, "b3", day1)); d.Reason != memory.ReasonLowerConfidence {
+		t.Fatalf("lower %+v", d)
+	}
+	clk.Advance(time.Hour)
+	// Higher: updated to the harmonic mean, created time kept.
+	if d := put(t, s, candidate(text, 0.8, "b4", clk.Now())); d.Action != memory.ActionUpdate || d.Confidence != 0.685714 {
+		t.Fatalf("higher %+v", d)
+	}
+	got, _, _ = s.Get(context.Background(), "app", h)
+	if got.Extractions != 4 || got.Confidence != 0.685714 || got.Batch != "b4" || !got.CreatedAt.Equal(day1) || !got.UpdatedAt.Equal(clk.Now()) || got.Hash != h {
+		t.Fatalf("after update %+v", got)
+	}
+	want := StoreStats{Inserted: 1, Updated: 1, SkippedEqual: 1, SkippedLower: 1, SeenAgain: 2, SameBatch: 1}
+	if st := s.Stats(); st != want {
+		t.Fatalf("stats %+v, want %+v", st, want)
+	}
+	if _, err := s.Put(context.Background(), candidate("  ", 0.5, "b5", day1)); err == nil {
+		t.Fatal("empty memory stored")
+	}
+}
+
+// TestStoreConcurrentPutsInsertOnce puts one memory from N batches at once:
+// one insert, and every batch counted.
+func TestStoreConcurrentPutsInsertOnce(t *testing.T) {
+	s := newStore(t, clock.NewDeterministic(day1))
+	const n = 16
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, err := s.Put(context.Background(), candidate("Keep retries in the client", 0.5, "b"+strconv.Itoa(i), day1)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got, found, err := s.Get(context.Background(), "app", memory.Hash("Keep retries in the client"))
+	if err != nil || !found || got.Extractions != n {
+		t.Fatalf("%+v %v %v: want %d extractions", got, found, err, n)
+	}
+	if st := s.Stats(); st.Inserted != 1 || st.SeenAgain != n-1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
