@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/extractor"
+	"github.com/cuedeck/cuedeck/internal/llm"
 	"github.com/cuedeck/cuedeck/internal/role"
 )
 
@@ -29,7 +30,7 @@ func run() error {
 	fs := flag.NewFlagSet("extractor", flag.ExitOnError)
 	rf := role.Register(fs)
 	workers := fs.Int("workers", 2, "transcript batches extracted at once")
-	llmSpec := fs.String("llm", envOr("CUE_LLM", extractor.LLMNone), `extraction model: "ollama:<model>" or "none" for rules only (env CUE_LLM)`)
+	llmSpec := fs.String("llm", envOr("CUE_LLM", "none"), `extraction model: "ollama:<model>" or "none" for rules only (env CUE_LLM)`)
 	ollamaHost := fs.String("ollama-host", os.Getenv("OLLAMA_HOST"), "Ollama server (default OLLAMA_HOST, else http://127.0.0.1:11434)")
 	daily := fs.Float64("daily-budget-usd", envFloat("CUE_DAILY_BUDGET_USD", 0), "LLM spend per UTC day shared by all extractors; 0 disables (env CUE_DAILY_BUDGET_USD)")
 	priceIn := fs.Float64("price-in", envFloat("CUE_PRICE_IN_PER_MTOK", 0), "USD per million prompt tokens; 0 for a local model (env CUE_PRICE_IN_PER_MTOK)")
@@ -40,7 +41,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ext, err := extractor.OpenLLM(*llmSpec, *ollamaHost, *callTimeout, log)
+	ext, err := llm.Open(*llmSpec, llm.OpenConfig{OllamaHost: *ollamaHost, CallTimeout: *callTimeout, Logger: log})
 	if err != nil {
 		return fmt.Errorf("--llm: %w", err)
 	}

@@ -21,9 +21,11 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/embedworker"
+	"github.com/cuedeck/cuedeck/internal/extractor"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
+	"github.com/cuedeck/cuedeck/internal/llm"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
@@ -136,6 +138,19 @@ func Run(ctx context.Context, o Options) (err error) {
 			return fmt.Errorf("config [transcripts]: %w", err)
 		}
 	}
+	// Extraction turns transcript batches into memories: by rules, or by
+	// an LLM under the shared daily budget with rules as the fallback.
+	xllm, err := llm.Open(cfg.Extract.LLM, llm.OpenConfig{OllamaHost: cfg.Extract.OllamaHost, CallTimeout: cfg.Extract.CallTimeout.Duration, Logger: log.With("role", "extractor")})
+	if err != nil {
+		return fmt.Errorf("config [extract] llm: %w", err)
+	}
+	xtr, err := extractor.New(conn, xllm, extractor.Config{
+		DailyUSD: cfg.Extract.DailyBudgetUSD, PriceInPerMTok: cfg.Extract.PriceInPerMTok,
+		PriceOutPerMTok: cfg.Extract.PriceOutPerMTok, CallTimeout: cfg.Extract.CallTimeout.Duration,
+	}, log.With("role", "extractor"))
+	if err != nil {
+		return fmt.Errorf("config [extract]: %w", err)
+	}
 	// Embeddings trail indexing: the indexer asks the embed worker for the
 	// vectors of each record it stores, unless the model is "none".
 	emb, err := provider.Open(cfg.Embed.Model, provider.Config{OllamaHost: cfg.Embed.OllamaHost, Logger: log.With("role", "embedder")})
@@ -218,6 +233,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		g.Start("embedder", embedder.Run)
 	}
 	g.Start("indexer", idx.Run)
+	g.Start("extractor", xtr.Run)
 	g.Start("ingest", ing.Run)
 	if tailer != nil {
 		g.Start("transcripts", tailer.Run)

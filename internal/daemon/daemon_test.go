@@ -19,6 +19,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
 	"github.com/cuedeck/cuedeck/pkg/core/scene"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -422,5 +423,70 @@ func TestGetSceneThroughTheDaemon(t *testing.T) {
 	var te *tools.Error
 	if !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
 		t.Fatalf("unknown card: %v", err)
+	}
+}
+
+// A Claude Code session working in the workspace becomes memories: the
+// tailer finds the transcript by the cwd its lines report, the extractor
+// grafts its decisions by rule, and they land in cue_memories once.
+func TestTranscriptBecomesMemories(t *testing.T) {
+	root := t.TempDir()
+	claude := t.TempDir()
+	fixture, err := os.ReadFile(filepath.Join("..", "extractor", "testdata", "decisions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := strings.ReplaceAll(string(fixture), "/home/dev/src/app", realRoot)
+	project := filepath.Join(claude, strings.NewReplacer("/", "-", ".", "-").Replace(realRoot))
+	n := startNode(t, root, func(c *workspace.Config) { c.Transcripts.ClaudeDirs = []string{claude} })
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Written in two parts with the cut inside a line: the tailer holds the
+	// partial line back until its newline arrives.
+	path := filepath.Join(project, "3b9d6c2e-41f7-4a8e-9d10-5e2f7c8a9b01.jsonl")
+	cut := len(session) / 2
+	if err := os.WriteFile(path, []byte(session[:cut]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(session[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	kv, err := n.conn.JS.KeyValue(context.Background(), events.MemoriesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := n.info.Repo
+	want := []string{"Wrap the transport in a retrying RoundTripper", "Cap retries at three attempts"}
+	got := map[string]events.MemoryRecord{}
+	bustest.Eventually(t, 60*time.Second, "memories from the transcript", func() bool {
+		for _, content := range want {
+			e, err := kv.Get(context.Background(), events.MemoryKey(repo, memory.Hash(content)))
+			if err != nil {
+				return false
+			}
+			rec, err := events.DecodeMemoryRecord(e.Value())
+			if err != nil {
+				t.Fatalf("memory %q: %v", content, err)
+			}
+			got[content] = rec
+		}
+		return true
+	})
+	for _, content := range want {
+		rec := got[content]
+		if rec.Repo != repo || rec.Session != "3b9d6c2e-41f7-4a8e-9d10-5e2f7c8a9b01" || rec.Provider != "rules" || rec.Extractions != 1 {
+			t.Errorf("memory %q: %+v", content, rec)
+		}
 	}
 }

@@ -99,6 +99,7 @@ func (b *SharedBudget) Reserve(ctx context.Context, estimateMicros int64) (Reser
 		if st.WindowStart.IsZero() {
 			st.WindowStart = day
 		}
+		st.LimitMicros = b.budget.LimitMicros()
 		snap := resilience.BudgetSnapshot{WindowStart: st.WindowStart, SpentMicros: st.SpentMicros, AlertsFired: st.AlertsFired}
 		_, d, err := b.budget.Decide(snap, usd(estimateMicros), now)
 		if err != nil {

@@ -72,8 +72,8 @@ func TestReserveExactRemainderIsAllowedWithWarning(t *testing.T) {
 		t.Fatalf("one micro-dollar past the limit: %+v, want refused with shortfall 1", d)
 	}
 	st := state(t, b, day1)
-	want := events.BudgetState{WindowStart: resilience.WindowStart(day1), SpentMicros: 1_000_000, ReservedOpen: 1_000_000, Calls: 2, Refused: 1, AlertsFired: []int{70, 90, 100}}
-	if !st.WindowStart.Equal(want.WindowStart) || st.SpentMicros != want.SpentMicros || st.ReservedOpen != want.ReservedOpen ||
+	want := events.BudgetState{WindowStart: resilience.WindowStart(day1), SpentMicros: 1_000_000, ReservedOpen: 1_000_000, LimitMicros: 1_000_000, Calls: 2, Refused: 1, AlertsFired: []int{70, 90, 100}}
+	if !st.WindowStart.Equal(want.WindowStart) || st.SpentMicros != want.SpentMicros || st.ReservedOpen != want.ReservedOpen || st.LimitMicros != want.LimitMicros ||
 		st.Calls != want.Calls || st.Refused != want.Refused || !slices.Equal(st.AlertsFired, want.AlertsFired) {
 		t.Fatalf("state %+v, want %+v", st, want)
 	}
