@@ -45,7 +45,7 @@ lint: ## go vet and gofmt.
 images: build ## Build FROM-scratch images of the roles and of nats-server.
 	$(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
 	@mkdir -p $(BIN)/image-data
-	@for role in ingest indexer mcp-edge cue; do \
+	@for role in ingest indexer extractor mcp-edge cue; do \
 		docker build -q -f deployments/images/Dockerfile.role --build-arg BIN=$$role -t cuedeck/$$role:$(IMAGE_TAG) $(BIN) >/dev/null || exit 1; \
 		echo "built cuedeck/$$role:$(IMAGE_TAG)"; \
 	done
