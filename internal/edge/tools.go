@@ -93,6 +93,10 @@ func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (jso
 		return e.readContext(ctx, args)
 	case e.m != nil && tool == tools.ReadDoc:
 		return e.readDoc(args)
+	case e.m != nil && tool == tools.SearchMemories:
+		return e.searchMemories(ctx, args)
+	case tool == tools.PruneConversation:
+		return pruneConversation(args)
 	case e.board != nil:
 		if h := e.taskTool(tool); h != nil {
 			valid, err := tools.Validate(tool, args)
