@@ -187,7 +187,7 @@ func pruneMessages(p *prune.Pruner, msgs []json.RawMessage, currentTurn *int) (t
 	for i, raw := range msgs {
 		var m apiMessage
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return tools.PruneConversationResult{}, tools.InvalidParams(tool, fmt.Sprintf("messages[%d]: %v", i, err))
+			return tools.PruneConversationResult{}, tools.InvalidParams(tool, fmt.Sprintf("messages[%d]: want an object with role and content", i))
 		}
 		var text string
 		if json.Unmarshal(m.Content, &text) == nil {
@@ -197,13 +197,13 @@ func pruneMessages(p *prune.Pruner, msgs []json.RawMessage, currentTurn *int) (t
 			continue
 		}
 		if err := json.Unmarshal(m.Content, &blocks[i]); err != nil {
-			return tools.PruneConversationResult{}, tools.InvalidParams(tool, fmt.Sprintf("messages[%d].content: want a string or an array of content blocks: %v", i, err))
+			return tools.PruneConversationResult{}, tools.InvalidParams(tool, fmt.Sprintf("messages[%d].content: want a string or an array of content blocks", i))
 		}
 		parsed := make([]apiBlock, len(blocks[i]))
 		startsTurn := false
 		for j, rb := range blocks[i] {
 			if err := json.Unmarshal(rb, &parsed[j]); err != nil {
-				return tools.PruneConversationResult{}, tools.InvalidParams(tool, fmt.Sprintf("messages[%d].content[%d]: want a content block object: %v", i, j, err))
+				return tools.PruneConversationResult{}, tools.InvalidParams(tool, fmt.Sprintf(`messages[%d].content[%d]: want a content block object such as {"type": "text", "text": "…"}`, i, j))
 			}
 			startsTurn = startsTurn || (m.Role == "user" && parsed[j].Type == "text")
 		}
