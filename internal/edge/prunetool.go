@@ -36,7 +36,11 @@ func pruneConversation(raw json.RawMessage) (json.RawMessage, error) {
 		Messages  json.RawMessage `json:"messages"`
 	}
 	if json.Unmarshal(raw, &present) == nil {
-		// The schema's oneOf says only that no branch matched; say which.
+		// Exactly one of the two, checked here: a top-level oneOf or
+		// minProperties would not reach agents, since clients drop them
+		// (mcp-go's schema type keeps type, properties, required and
+		// additionalProperties only) and Anthropic's API refuses a
+		// top-level oneOf.
 		switch has, hasMsgs := len(present.ToolCalls) > 0, len(present.Messages) > 0; {
 		case has && hasMsgs:
 			return nil, tools.InvalidParams(tool, "send either tool_calls or messages, not both")

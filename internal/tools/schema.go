@@ -160,7 +160,7 @@ var definitions = []*Definition{
 	},
 	{
 		Name:        PruneConversation,
-		Description: "Find the tool results of a conversation that later calls made stale (seed 001 auto-supersede: the same call repeated, a file written after it was read, an older todo list) and return the conversation with them marked or replaced by a short marker, with the tokens saved. Send tool_calls or Claude-style messages. Stateless.",
+		Description: "Find the tool results of a conversation that later calls made stale (seed 001 auto-supersede: the same call repeated, a file written after it was read, an older todo list) and return the conversation with them marked or replaced by a short marker, with the tokens saved. Send exactly one of tool_calls and messages (Claude-style). Stateless.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -195,7 +195,6 @@ var definitions = []*Definition{
     "current_turn": {"type": "integer", "minimum": 0, "description": "Turn the conversation is in (its calls are never pruned); default: the last turn"},
     "tools": {"type": "string", "enum": ["claude-code", "seed"], "default": "claude-code", "description": "Tool naming: Claude Code's (Read, Edit, file_path, TodoWrite) or seed 001's (read, edit, filePath, todowrite)"}
   },
-  "oneOf": [{"required": ["tool_calls"]}, {"required": ["messages"]}],
   "additionalProperties": false
 }`),
 	},
