@@ -4,20 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/guard"
 	"github.com/cuedeck/cuedeck/pkg/core/prune"
+	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 )
 
 // pruners holds one Pruner per tool preset; a Pruner keeps only its
-// configuration, so calls share it.
+// configuration, so calls share it. They count no tokens: countSaved does,
+// after the rules ran, in parallel and once per distinct output.
 var pruners = sync.OnceValue(func() map[string]*prune.Pruner {
 	out := make(map[string]*prune.Pruner, 2)
 	for name, t := range map[string]prune.Tools{tools.PresetClaudeCode: prune.ClaudeCodeTools(), tools.PresetSeed: prune.SeedTools()} {
-		p, err := prune.New(prune.Config{Tools: t})
+		p, err := prune.New(prune.Config{Tools: t, CountTokens: func(string) int { return 0 }})
 		if err != nil {
 			panic(fmt.Sprintf("edge: prune preset %s: %v", name, err))
 		}
@@ -88,6 +92,7 @@ func pruneCalls(p *prune.Pruner, in []tools.CallIn, currentTurn *int) (tools.Pru
 	}
 	turn := turnOr(currentTurn, last)
 	r := p.Supersede(calls, turn)
+	countSaved(calls, &r)
 	out := result(p, r, turn)
 	out.ToolCalls = make([]tools.CallOut, len(in))
 	for i, c := range calls {
@@ -137,6 +142,63 @@ func result(p *prune.Pruner, r prune.Result, turn int) tools.PruneConversationRe
 		}
 	}
 	return out
+}
+
+// countSaved fills in the tokens of r's supersessions, and its stats, as
+// a Pruner counting with tokens.Count would: a call's OutputTokens when
+// positive, else the count of its Output. Counting is most of the cost of
+// pruning a long conversation, so each distinct output is counted once (a
+// repeated call often returned the same text) and outputs are spread over
+// the CPUs.
+func countSaved(calls []prune.ToolCall, r *prune.Result) {
+	byID := make(map[string]*prune.ToolCall, len(r.Superseded))
+	counts := make(map[string]int)
+	for i := range calls {
+		c := &calls[i]
+		if c.Superseded {
+			byID[c.ID] = c
+			if c.OutputTokens <= 0 {
+				counts[c.Output] = 0
+			}
+		}
+	}
+	texts := make([]string, 0, len(counts))
+	for t := range counts {
+		texts = append(texts, t)
+	}
+	n := make([]int, len(texts))
+	workers := min(runtime.GOMAXPROCS(0), len(texts)/8+1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(texts); i = int(next.Add(1) - 1) {
+				n[i] = tokens.Count(texts[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, t := range texts {
+		counts[t] = n[i]
+	}
+	r.Stats = prune.Stats{}
+	for i := range r.Superseded {
+		s := &r.Superseded[i]
+		c := byID[s.ID]
+		s.Tokens = c.OutputTokens
+		if s.Tokens <= 0 {
+			s.Tokens = counts[c.Output]
+		}
+		t := &r.Stats.Todo
+		switch s.Reason {
+		case prune.ReasonHash:
+			t = &r.Stats.Hash
+		case prune.ReasonFile:
+			t = &r.Stats.File
+		}
+		t.Count++
+		t.Tokens += s.Tokens
+	}
 }
 
 // marker is what a superseded call's output becomes.
@@ -242,6 +304,7 @@ func pruneMessages(p *prune.Pruner, msgs []json.RawMessage, currentTurn *int) (t
 	}
 	t := turnOr(currentTurn, turn)
 	r := p.Supersede(calls, t)
+	countSaved(calls, &r)
 	out := result(p, r, t)
 	replace := map[int]map[int]string{}
 	for _, c := range calls {
