@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/memory"
@@ -421,5 +422,28 @@ func TestRecentDecisionsRanking(t *testing.T) {
 	}
 	if n := len(e.RecentDecisions("app", nil, memNow, 50)); n != 13 {
 		t.Fatalf("all recent: %d, want 13 (12 decisions and the experience)", n)
+	}
+}
+
+// TestSearchMemoriesBuiltinModel runs semantic search of memories with the
+// model edges ship with: a query that shares no word with the memory it
+// should find.
+func TestSearchMemoriesBuiltinModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the built-in model")
+	}
+	h := newHarness(t)
+	h.emb = builtin.New()
+	mems := []events.MemoryRecord{
+		memRec("app", memory.KindDecision, "Cache database query results in Redis for five minutes", "", "s1", "", nil, 0.8, 1, memNow),
+		memRec("app", memory.KindDecision, "Render the settings page with server-side templates", "", "s1", "", nil, 0.8, 1, memNow),
+		memRec("app", memory.KindFact, "The CI pipeline runs the linters before the unit tests", "", "s2", "", nil, 0.8, 1, memNow),
+	}
+	r := h.start("")
+	r.waitMemories(h.putMemories(mems))
+	bustest.Eventually(t, 60*time.Second, "memory vectors", func() bool { return r.m.Status().MemoryVectors == len(mems) })
+	hits := searchMem(t, r.memEdge(), map[string]any{"query": "storing SQL lookups in memory", "mode": "semantic", "limit": 1})
+	if len(hits) != 1 || hits[0].Content != mems[0].Content {
+		t.Fatalf("semantic: %+v", hits)
 	}
 }
