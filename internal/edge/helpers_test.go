@@ -30,6 +30,8 @@ type harness struct {
 	// opens.
 	vkv jetstream.KeyValue
 	emb embed.Embedder
+	// mkv is cue_memories.
+	mkv jetstream.KeyValue
 }
 
 func newHarness(t testing.TB) *harness {
@@ -48,7 +50,11 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, kv: kv, obs: obs, vkv: vkv}
+	mkv, err := conn.JS.KeyValue(ctx, events.MemoriesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, kv: kv, obs: obs, vkv: vkv, mkv: mkv}
 }
 
 // put writes rec under its DocKey and returns the revision.
@@ -83,7 +89,7 @@ type running struct {
 // end of the test.
 func (h *harness) start(dir string) *running {
 	h.t.Helper()
-	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Vectors: h.vkv, Embedder: h.emb, Logger: testLogger(h.t)})
+	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Vectors: h.vkv, Memories: h.mkv, Embedder: h.emb, Logger: testLogger(h.t)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

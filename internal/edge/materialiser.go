@@ -57,6 +57,10 @@ type Config struct {
 	// Vectors is the cue_vectors bucket; without it (or an Embedder) the
 	// edge has no vectors and answers every mode by keyword.
 	Vectors VectorsWatcher
+	// Memories is the cue_memories bucket; without it the edge serves no
+	// memories (search_memories finds nothing, scenes have no recent
+	// decisions) and its readiness does not wait for them.
+	Memories MemoriesWatcher
 	// MaxContentInMemory is the largest document whose content is kept in
 	// memory; larger ones are read from Badger on each read_doc. Default
 	// 1 MiB.
@@ -83,7 +87,8 @@ var (
 
 // Status is what an edge reports about its materialised state.
 type Status struct {
-	// Ready is true once the initial replay of cue_docs is done.
+	// Ready is true once the initial replays of cue_docs and cue_memories
+	// are done.
 	Ready bool
 	// Docs counts materialised documents, Skipped those among them that
 	// ingest did not index.
@@ -103,6 +108,15 @@ type Status struct {
 	VectorDocs     int
 	VectorRevision uint64
 	VectorBytes    int
+	// Memories counts materialised memories, MemoryVectors those among
+	// them with a vector of Model (they trail the records);
+	// MemoryRevision is the last applied cue_memories revision, and
+	// MemoriesUndecodable counts the entries dropped since Open because
+	// they did not decode.
+	Memories            int
+	MemoryVectors       int
+	MemoryRevision      uint64
+	MemoriesUndecodable uint64
 }
 
 // doc is a materialised document in memory.
@@ -153,9 +167,16 @@ type Materialiser struct {
 	// vrev the last applied cue_vectors revision.
 	vecs map[string]*vecState
 	vrev uint64
+	// mems is the materialised cue_memories (memories.go); mrev, under
+	// mu, its last applied revision.
+	mems *memState
+	mrev uint64
 
-	ready     chan struct{}
-	readyOnce sync.Once
+	// ready is closed when readyLeft, the replays still to finish, falls
+	// to zero.
+	ready                chan struct{}
+	readyLeft            atomic.Int32
+	docsReady, memsReady sync.Once
 
 	// storeMu keeps reads of the store from racing its close.
 	storeMu   sync.RWMutex
@@ -184,9 +205,16 @@ func Open(cfg Config) (*Materialiser, error) {
 		ready:   make(chan struct{}),
 		vecs:    make(map[string]*vecState),
 	}
+	dims := 0
 	if e := cfg.Embedder; e != nil {
 		m.model = e.ModelID()
-		m.vindex = vector.New(e.Dimensions())
+		dims = e.Dimensions()
+		m.vindex = vector.New(dims)
+	}
+	m.mems = newMemState(dims)
+	m.readyLeft.Store(1)
+	if cfg.Memories != nil {
+		m.readyLeft.Add(1)
 	}
 	if err := m.rebuild(); err != nil {
 		store.Close()
@@ -277,35 +305,51 @@ type feed struct {
 	ready  func()
 }
 
-// followAll follows cue_docs and, with an embedder, cue_vectors, until ctx
-// ends or the store fails; a store failure of either stops both.
+// followAll follows cue_docs, cue_memories and, with an embedder,
+// cue_vectors, and embeds memories, until ctx ends or the store fails; a
+// store failure of one stops all.
 func (m *Materialiser) followAll(ctx context.Context) error {
-	docs := feed{bucket: events.DocsBucket, open: m.cfg.Docs.WatchAll, rev: m.Revision, apply: m.apply, ready: m.markReady}
-	if m.vindex == nil || m.cfg.Vectors == nil {
-		return m.follow(ctx, docs)
+	feeds := []feed{{bucket: events.DocsBucket, open: m.cfg.Docs.WatchAll, rev: m.Revision, apply: m.apply, ready: m.markReady}}
+	if m.cfg.Memories != nil {
+		feeds = append(feeds, feed{
+			bucket: events.MemoriesBucket, open: m.cfg.Memories.WatchAll, rev: m.MemoryRevision, apply: m.applyMemories,
+			ready: func() {
+				m.memsReady.Do(func() {
+					n, _, _ := m.memoryCounts()
+					m.logger.Info("cue_memories replay done", "memories", n, "revision", m.MemoryRevision())
+					m.partReady()
+				})
+			},
+		})
 	}
-	vecs := feed{
-		bucket: events.VectorsBucket,
-		open: func(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
-			return m.cfg.Vectors.Watch(ctx, events.VectorKeyPrefix(m.model), opts...)
-		},
-		rev:   m.VectorRevision,
-		apply: m.applyVectors,
-		ready: func() {
-			m.logger.Info("cue_vectors replay done", "model", m.model, "docs", m.Status().VectorDocs, "revision", m.VectorRevision())
-		},
+	if m.vindex != nil && m.cfg.Vectors != nil {
+		feeds = append(feeds, feed{
+			bucket: events.VectorsBucket,
+			open: func(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+				return m.cfg.Vectors.Watch(ctx, events.VectorKeyPrefix(m.model), opts...)
+			},
+			rev:   m.VectorRevision,
+			apply: m.applyVectors,
+			ready: func() {
+				m.logger.Info("cue_vectors replay done", "model", m.model, "docs", m.Status().VectorDocs, "revision", m.VectorRevision())
+			},
+		})
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, 1)
-	go func() {
-		err := m.follow(ctx, vecs)
-		cancel()
-		errs <- err
-	}()
-	err := m.follow(ctx, docs)
-	cancel()
-	return errors.Join(err, <-errs)
+	var wg sync.WaitGroup
+	errs := make([]error, len(feeds))
+	for i, f := range feeds {
+		wg.Go(func() {
+			errs[i] = m.follow(ctx, f)
+			cancel()
+		})
+	}
+	if m.cfg.Memories != nil && m.mems.vindex != nil {
+		wg.Go(func() { m.embedMemories(ctx, m.cfg.Embedder) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // follow watches f until ctx ends or the store fails.
@@ -422,10 +466,17 @@ func stopWatcher(w jetstream.KeyWatcher) {
 }
 
 func (m *Materialiser) markReady() {
-	m.readyOnce.Do(func() {
-		close(m.ready)
+	m.docsReady.Do(func() {
 		m.logger.Info("cue_docs replay done", "docs", m.Status().Docs, "revision", m.Revision())
+		m.partReady()
 	})
+}
+
+// partReady counts one replay done and closes ready after the last.
+func (m *Materialiser) partReady() {
+	if m.readyLeft.Add(-1) == 0 {
+		close(m.ready)
+	}
 }
 
 // apply turns entries into changes, writes them to the store and then to
@@ -642,7 +693,9 @@ func topAnchors(hs []events.Heading, n int) []string {
 	return out
 }
 
-// Ready is closed once the initial replay of cue_docs is applied.
+// Ready is closed once the initial replays of cue_docs and (when
+// configured) cue_memories are applied: the edge then answers read_context
+// and search_memories as of the moment it started. Vectors trail it.
 func (m *Materialiser) Ready() <-chan struct{} { return m.ready }
 
 // Revision is the last applied cue_docs revision.
@@ -660,9 +713,10 @@ func (m *Materialiser) Status() Status {
 		ready = true
 	default:
 	}
+	memories, memVectors, memBad := m.memoryCounts()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	st := Status{Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable, Model: m.model, VectorRevision: m.vrev}
+	st := Status{Memories: memories, MemoryVectors: memVectors, MemoryRevision: m.mrev, MemoriesUndecodable: memBad, Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable, Model: m.model, VectorRevision: m.vrev}
 	if m.vindex != nil {
 		st.VectorDocs = m.vindex.Len()
 		st.VectorBytes = m.vindex.Bytes()
@@ -763,11 +817,16 @@ type Options struct {
 	Embedder embed.Embedder
 }
 
-// OpenOnWith is OpenOn with options: with an Embedder, the materialiser
-// also follows that model's records in the cue_vectors bucket, which must
-// then exist too.
+// OpenOnWith is OpenOn with options: the materialiser also follows the
+// cue_memories bucket and, with an Embedder, that model's records in the
+// cue_vectors bucket, which must then exist too.
 func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Options) (*Materialiser, error) {
 	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder}
+	mems, err := js.KeyValue(ctx, events.MemoriesBucket)
+	if err != nil {
+		return nil, fmt.Errorf("edge: bucket %s: %w (run `cue up` or the provisioning of this release to create it)", events.MemoriesBucket, err)
+	}
+	cfg.Memories = mems
 	if opts.Embedder != nil {
 		vecs, err := js.KeyValue(ctx, events.VectorsBucket)
 		if err != nil {

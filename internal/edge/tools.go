@@ -82,7 +82,8 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // *tools.Error: CodeMethodMissing for a tool this edge does not serve,
 // CodeInvalidParams, and CodeFileNotFound (1001) for an unknown file (with a
 // suggestion when one is close) or a file ingest saw but did not index
-// (message "File Not Indexed", data reason and detail). The task tools'
+// (message "File Not Indexed", data reason and detail). search_memories
+// and prune_conversation fail only with CodeInvalidParams; the task tools'
 // errors are listed on their methods.
 func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
@@ -93,6 +94,10 @@ func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (jso
 		return e.readContext(ctx, args)
 	case e.m != nil && tool == tools.ReadDoc:
 		return e.readDoc(args)
+	case e.m != nil && tool == tools.SearchMemories:
+		return e.searchMemories(ctx, args)
+	case tool == tools.PruneConversation:
+		return pruneConversation(args)
 	case e.board != nil:
 		if h := e.taskTool(tool); h != nil {
 			valid, err := tools.Validate(tool, args)

@@ -8,12 +8,14 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cuedeck/cuedeck/pkg/core/graph"
 	"github.com/cuedeck/cuedeck/pkg/core/guard"
 	"github.com/cuedeck/cuedeck/pkg/core/markdown"
 	"github.com/cuedeck/cuedeck/pkg/core/scene"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // CodeCycle is the error code of a cycle in a scene's references.
@@ -38,7 +40,26 @@ type Options struct {
 	CardID string
 	// Budget is the token limit; zero or less means scene.DefaultBudget.
 	Budget int
+	// Decisions, when set, gives the anchor its "Recent Decisions": those
+	// of Repo ("" for the source's default repo), preferring the ones
+	// that touch the scene's focus files. Now is the time they are
+	// measured from; zero means the current time.
+	Decisions DecisionSource
+	Repo      string
+	Now       time.Time
 }
+
+// DecisionSource is where a scene gets its team's recent decisions; an
+// *edge.Edge is one, so a team edge and a laptop daemon show the same.
+type DecisionSource interface {
+	// RecentDecisions returns at most limit decisions and experiences of
+	// repo recent at now, best first, with guarded texts.
+	RecentDecisions(repo string, files []string, now time.Time, limit int) []events.MemoryRecord
+}
+
+// MaxDecisions bounds the anchor's decisions (seed 004 §3: "keep context
+// manageable").
+const MaxDecisions = 10
 
 // Dead is a reference that leads nowhere.
 type Dead struct {
@@ -160,6 +181,19 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 	for _, r := range readRules(fsys) {
 		sw.Rules = append(sw.Rules, redact(r))
 	}
+	if opts.Decisions != nil {
+		now := opts.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		files := make([]string, len(sw.Focus))
+		for i, f := range sw.Focus {
+			files[i], _, _ = strings.Cut(f.Path, "#")
+		}
+		for _, d := range opts.Decisions.RecentDecisions(opts.Repo, files, now, MaxDecisions) {
+			sw.Decisions = append(sw.Decisions, redact(DecisionLine(d, now)))
+		}
+	}
 	sw.Horizon = horizon(fsys, sw.Focus)
 
 	res := pack(sw, opts.Budget)
@@ -191,8 +225,9 @@ func pack(sw scene.Sandwich, budget int) Result {
 	for range 8 {
 		r := scene.Packer{Budget: b, Estimate: estimate}.Render(sw)
 		if r.Focus == 0 && len(sw.Focus) > 0 {
-			if len(sw.Rules) > 0 {
-				sw.Rules = nil // the root card matters more than the rules
+			if len(sw.Rules) > 0 || len(sw.Decisions) > 0 {
+				// The root card matters more than the rules and decisions.
+				sw.Rules, sw.Decisions = nil, nil
 				continue
 			}
 			break // the root alone does not fit
@@ -209,7 +244,7 @@ func pack(sw scene.Sandwich, budget int) Result {
 	only := scene.Sandwich{Focus: sw.Focus[:min(1, len(sw.Focus))]}
 	r := scene.Packer{Budget: 1 << 40}.Render(only)
 	md := r.Markdown
-	res.Truncated = len(sw.Focus) > 1 || len(sw.Horizon) > 0 || len(sw.Rules) > 0
+	res.Truncated = len(sw.Focus) > 1 || len(sw.Horizon) > 0 || len(sw.Rules) > 0 || len(sw.Decisions) > 0
 	if res.Truncated {
 		md += "\n" + scene.TruncationWarning + "\n"
 	}

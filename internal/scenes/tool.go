@@ -13,7 +13,9 @@ import (
 // Tool serves get_scene from a workspace's files and passes every other
 // tool to next. A scene reads card and doc files as they are on disk,
 // which only a process beside the workspace has: `cue up` and `cue mcp`
-// serve it; an edge alone answers that the tool needs the workspace.
+// serve it; an edge alone answers that the tool needs the workspace. When
+// next is a DecisionSource (an *edge.Edge), scenes carry the team's recent
+// decisions from it.
 func Tool(next tools.Caller, fsys fs.FS) tools.Caller {
 	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		if tool != tools.GetScene {
@@ -38,7 +40,11 @@ func Tool(next tools.Caller, fsys fs.FS) tools.Caller {
 			}
 			return json.Marshal(tools.GetSceneResult{Markdown: md, Tokens: tokens.Count(md), Budget: a.TokenLimit})
 		}
-		res, err := Build(fsys, Options{CardID: a.CardID, Budget: a.TokenLimit})
+		opts := Options{CardID: a.CardID, Budget: a.TokenLimit}
+		if d, ok := next.(DecisionSource); ok {
+			opts.Decisions = d
+		}
+		res, err := Build(fsys, opts)
 		if err != nil {
 			return nil, toolError(a.CardID, err)
 		}

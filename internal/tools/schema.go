@@ -134,6 +134,71 @@ var definitions = []*Definition{
 }`),
 	},
 	{
+		Name:        SearchMemories,
+		Description: "Recall what agents decided, learned and left open in earlier sessions (decisions with their rationale, facts, preferences, open questions, experiences), by keywords or meaning. Use before re-deciding something or when a file's history matters; filter by repo, kind, session, files or age.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "query": {"type": "string", "description": "What to recall (e.g. 'why JWT over sessions')", "minLength": 1, "maxLength": 200},
+    "limit": {"type": "integer", "default": 10, "minimum": 1, "maximum": 50},
+    "mode": {"type": "string", "enum": ["keyword", "semantic", "hybrid"], "default": "hybrid", "description": "keyword (BM25F), semantic (embeddings) or hybrid (70% semantic + 30% keyword). Without embeddings every mode answers by keyword and hits say so in 'fallback'."},
+    "filters": {
+      "type": "object",
+      "properties": {
+        "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},
+        "kind": {"type": "string", "enum": ["decision", "rationale", "fact", "preference", "open_question", "experience"]},
+        "session": {"type": "string", "minLength": 1, "maxLength": 200},
+        "files": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 500}, "maxItems": 50, "description": "Memories touching any of these files (path suffix match: 'auth/token.go' finds 'src/auth/token.go')"},
+        "since": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Updated since a date ('2024-01-01') or within an age ('2w', '3d')"}
+      },
+      "additionalProperties": false
+    }
+  },
+  "required": ["query"],
+  "additionalProperties": false
+}`),
+	},
+	{
+		Name:        PruneConversation,
+		Description: "Find the tool results of a conversation that later calls made stale (seed 001 auto-supersede: the same call repeated, a file written after it was read, an older todo list) and return the conversation with them marked or replaced by a short marker, with the tokens saved. Send exactly one of tool_calls and messages (Claude-style). Stateless.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "tool_calls": {
+      "type": "array", "maxItems": 5000, "minItems": 1,
+      "items": {
+        "type": "object",
+        "properties": {
+          "id": {"type": "string", "minLength": 1, "maxLength": 200},
+          "tool": {"type": "string", "minLength": 1, "maxLength": 200},
+          "params": {"type": "object"},
+          "turn": {"type": "integer", "minimum": 0},
+          "status": {"type": "string", "enum": ["pending", "in_progress", "completed", "error"]},
+          "output": {"type": "string", "maxLength": 1000000},
+          "output_tokens": {"type": "integer", "minimum": 0}
+        },
+        "required": ["id", "tool", "turn", "status"],
+        "additionalProperties": false
+      }
+    },
+    "messages": {
+      "type": "array", "maxItems": 5000, "minItems": 1, "description": "Anthropic Messages API messages; calls are the tool_use blocks, completed by their tool_result, and each user message with text starts a turn",
+      "items": {
+        "type": "object",
+        "properties": {
+          "role": {"type": "string", "enum": ["user", "assistant"]},
+          "content": {"type": ["string", "array"]}
+        },
+        "required": ["role", "content"]
+      }
+    },
+    "current_turn": {"type": "integer", "minimum": 0, "description": "Turn the conversation is in (its calls are never pruned); default: the last turn"},
+    "tools": {"type": "string", "enum": ["claude-code", "seed"], "default": "claude-code", "description": "Tool naming: Claude Code's (Read, Edit, file_path, TodoWrite) or seed 001's (read, edit, filePath, todowrite)"}
+  },
+  "additionalProperties": false
+}`),
+	},
+	{
 		Name:        GetScene,
 		Description: "Pack the context a task needs under a token budget: the card (the active one, or card_id), the docs and cards it references and depends on, sliced to the referenced sections, as one markdown page (rules, focus, directory horizon). Call it when starting work on a card.",
 		InputSchema: json.RawMessage(`{

@@ -1,0 +1,442 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/pkg/core/search"
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// MemoriesWatcher is the part of the cue_memories KeyValue bucket the
+// materialiser uses; a jetstream.KeyValue is one.
+type MemoriesWatcher interface {
+	WatchAll(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error)
+}
+
+// Memories are kept in memory only, never in the edge's Badger: an edge
+// replays cue_memories from its first revision at every start. The bucket
+// keeps one small record per memory, so the replay is cheap, and a lost
+// disk cannot make this edge differ from a fresh one because there is no
+// disk state to lose. Their vectors, too, are recomputed at start, off
+// the watch loop, and trail the records the way document vectors trail
+// indexing.
+
+// memEntry is one materialised memory.
+type memEntry struct {
+	key string
+	rev uint64
+	rec events.MemoryRecord
+	// text is what the memory's vector embeds: its content and rationale.
+	text string
+}
+
+// memState is the in-memory view of cue_memories: the records, their
+// lookups by repo, kind, session and touched file, a keyword index over
+// content, rationale and files, and, with an embedder, one vector per
+// memory.
+type memState struct {
+	mu        sync.RWMutex
+	byKey     map[string]*memEntry
+	byRepo    map[string]map[string]struct{}
+	byKind    map[string]map[string]struct{}
+	bySession map[string]map[string]struct{}
+	// byBase indexes touched files by their last path element, so a
+	// path-suffix filter looks at a few memories, not all.
+	byBase      map[string]map[string]struct{}
+	undecodable uint64
+	applied     uint64
+
+	index *search.Index
+	// vindex holds a vector per memory whose current text it embeds (nil
+	// without an embedder); vecText says which text that was.
+	vindex  *vector.Index
+	vecText map[string]string
+	// pending are the keys whose text has no vector yet; wake tells the
+	// embedding loop there are some.
+	pending map[string]struct{}
+	wake    chan struct{}
+}
+
+func newMemState(dims int) *memState {
+	s := &memState{
+		byKey:     make(map[string]*memEntry),
+		byRepo:    make(map[string]map[string]struct{}),
+		byKind:    make(map[string]map[string]struct{}),
+		bySession: make(map[string]map[string]struct{}),
+		byBase:    make(map[string]map[string]struct{}),
+		index:     search.NewIndex(),
+		vecText:   make(map[string]string),
+		pending:   make(map[string]struct{}),
+		wake:      make(chan struct{}, 1),
+	}
+	if dims > 0 {
+		s.vindex = vector.New(dims)
+	}
+	return s
+}
+
+// memoryFields is what the keyword index scores of a memory: the content
+// weighs like a title, the touched files like headings (a query naming a
+// file finds what was decided about it), the rationale like body text.
+func memoryFields(rec *events.MemoryRecord) search.Fields {
+	return search.Fields{Title: rec.Content, Headings: rec.FilesTouched, Body: rec.Rationale}
+}
+
+// embedText is what a memory's vector embeds.
+func embedText(rec *events.MemoryRecord) string {
+	if rec.Rationale == "" {
+		return rec.Content
+	}
+	return rec.Content + "\n" + rec.Rationale
+}
+
+// decodeMemoryRecord reads a cue_memories value: the events envelope
+// ({"v","kind":"memory.record","data"}) or, should a writer store the bare
+// record, the record itself. events.Decode does not know memory.record
+// yet, so the envelope is opened here with the same version rule.
+func decodeMemoryRecord(b []byte) (events.MemoryRecord, error) {
+	if len(b) > events.MaxEncodedSize {
+		return events.MemoryRecord{}, fmt.Errorf("%w: %d bytes exceeds %d", events.ErrMalformed, len(b), events.MaxEncodedSize)
+	}
+	if ev, err := events.Decode(b); err == nil {
+		rec, ok := ev.(events.MemoryRecord)
+		if !ok {
+			return events.MemoryRecord{}, fmt.Errorf("%w: expected %s, got %s", events.ErrMalformed, events.KindMemoryRecord, ev.EventKind())
+		}
+		return rec, nil
+	}
+	var w struct {
+		V    *string         `json:"v"`
+		Kind events.Kind     `json:"kind"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return events.MemoryRecord{}, fmt.Errorf("%w: %v", events.ErrMalformed, err)
+	}
+	data := b
+	if w.V != nil || w.Kind != "" {
+		major, _, _ := strings.Cut(deref(w.V), ".")
+		if n, err := strconv.Atoi(major); err != nil || n != events.MajorVersion {
+			return events.MemoryRecord{}, fmt.Errorf("%w %q: this build reads major version %d", events.ErrUnsupportedVersion, deref(w.V), events.MajorVersion)
+		}
+		if w.Kind != events.KindMemoryRecord {
+			return events.MemoryRecord{}, fmt.Errorf("%w: expected %s, got %s", events.ErrMalformed, events.KindMemoryRecord, w.Kind)
+		}
+		data = w.Data
+	}
+	var rec events.MemoryRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return events.MemoryRecord{}, fmt.Errorf("%w: %s: %v", events.ErrMalformed, events.KindMemoryRecord, err)
+	}
+	return rec, rec.Validate()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// applyMemories applies a batch of cue_memories entries. Entries at or
+// below the applied revision are skipped (a re-established watch repeats
+// a few). A delete or purge removes the memory; so does a value that does
+// not decode or whose key does not name it, because a fresh edge replaying
+// the bucket would not see the older value either.
+func (m *Materialiser) applyMemories(_ context.Context, entries []jetstream.KeyValueEntry) error {
+	last := m.MemoryRevision()
+	s := m.mems
+	type change struct {
+		key string
+		e   *memEntry // nil: remove
+	}
+	changes := make([]change, 0, len(entries))
+	bad := 0
+	for _, kv := range entries {
+		if kv.Revision() <= last {
+			continue
+		}
+		last = kv.Revision()
+		c := change{key: kv.Key()}
+		if op := kv.Operation(); op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge {
+			changes = append(changes, c)
+			continue
+		}
+		repo, hash, err := events.ParseMemoryKey(kv.Key())
+		rec, derr := decodeMemoryRecord(kv.Value())
+		if err == nil {
+			err = derr
+		}
+		if err == nil && (rec.Repo != repo || rec.Hash != hash) {
+			err = fmt.Errorf("record names %s", events.MemoryKey(rec.Repo, rec.Hash))
+		}
+		if err != nil {
+			bad++
+			m.logger.Warn("undecodable memory record; dropping the memory until an extractor rewrites it",
+				"key", kv.Key(), "revision", kv.Revision(), "err", err)
+			changes = append(changes, c)
+			continue
+		}
+		c.e = &memEntry{key: kv.Key(), rev: kv.Revision(), rec: rec, text: embedText(&rec)}
+		changes = append(changes, c)
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	// The keyword index first, then the view: a search between the two
+	// finds an id the view lacks, or misses one it has, and output skips
+	// ids the view lacks.
+	for _, c := range changes {
+		if c.e == nil {
+			s.index.Remove(c.key)
+		} else {
+			s.index.Upsert(c.key, memoryFields(&c.e.rec))
+		}
+	}
+	s.mu.Lock()
+	for _, c := range changes {
+		s.putLocked(c.key, c.e)
+	}
+	s.applied += uint64(len(changes))
+	s.undecodable += uint64(bad)
+	embed := len(s.pending) > 0
+	s.mu.Unlock()
+	if embed {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	m.mu.Lock()
+	m.mrev = last
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+	return nil
+}
+
+// putLocked sets key's memory to e, or removes it when e is nil.
+func (s *memState) putLocked(key string, e *memEntry) {
+	if old, ok := s.byKey[key]; ok {
+		s.unlinkLocked(old)
+		delete(s.byKey, key)
+	}
+	if e == nil {
+		if s.vindex != nil {
+			s.vindex.Delete(key)
+		}
+		delete(s.vecText, key)
+		delete(s.pending, key)
+		return
+	}
+	s.byKey[key] = e
+	link(s.byRepo, e.rec.Repo, key)
+	link(s.byKind, string(e.rec.Kind), key)
+	link(s.bySession, e.rec.Session, key)
+	for _, f := range e.rec.FilesTouched {
+		link(s.byBase, fileBase(f), key)
+	}
+	if s.vindex == nil || s.vecText[key] == e.text {
+		return // a new confidence or count leaves the vector as it is
+	}
+	// The vector embeds other text: drop it rather than rank by words the
+	// memory no longer holds, and embed the new text.
+	s.vindex.Delete(key)
+	delete(s.vecText, key)
+	s.pending[key] = struct{}{}
+}
+
+func (s *memState) unlinkLocked(e *memEntry) {
+	unlink(s.byRepo, e.rec.Repo, e.key)
+	unlink(s.byKind, string(e.rec.Kind), e.key)
+	unlink(s.bySession, e.rec.Session, e.key)
+	for _, f := range e.rec.FilesTouched {
+		unlink(s.byBase, fileBase(f), e.key)
+	}
+}
+
+func link(ix map[string]map[string]struct{}, v, key string) {
+	set := ix[v]
+	if set == nil {
+		set = make(map[string]struct{})
+		ix[v] = set
+	}
+	set[key] = struct{}{}
+}
+
+func unlink(ix map[string]map[string]struct{}, v, key string) {
+	if set := ix[v]; set != nil {
+		delete(set, key)
+		if len(set) == 0 {
+			delete(ix, v)
+		}
+	}
+}
+
+// fileBase is the last element of a file path, '/' or '\' separated.
+func fileBase(p string) string {
+	p = strings.ReplaceAll(strings.TrimRight(p, `/\`), `\`, "/")
+	return path.Base(p)
+}
+
+// samePath reports whether a touched file and a path asked about name the
+// same file: one ends with the other at a path boundary, so a memory's
+// absolute path matches a repo-relative one and the other way round.
+func samePath(a, b string) bool { return pathHasSuffix(a, b) || pathHasSuffix(b, a) }
+
+// pathHasSuffix reports whether p ends with suffix at a path boundary:
+// "src/auth/token.go" has the suffixes "token.go", "auth/token.go" and
+// itself, not "en.go". Leading "./" and '\' separators are ignored.
+func pathHasSuffix(p, suffix string) bool {
+	p = strings.ReplaceAll(p, `\`, "/")
+	suffix = strings.TrimPrefix(strings.ReplaceAll(suffix, `\`, "/"), "./")
+	if suffix == "" || !strings.HasSuffix(p, suffix) {
+		return false
+	}
+	rest := p[:len(p)-len(suffix)]
+	return rest == "" || strings.HasSuffix(rest, "/") || strings.HasPrefix(suffix, "/")
+}
+
+// memoryEmbedBatch is how many memories one Embed call takes: large enough
+// to keep the model's batching busy, small enough that a query embedding
+// waiting for the model is not held up long.
+const memoryEmbedBatch = 64
+
+// embedMemories embeds the memories whose text has no vector yet, in
+// batches, until ctx ends. It runs beside the watch loops, so a slow or
+// unavailable model delays semantic search of new memories but never
+// their keyword search or the edge's readiness. A failed batch is retried
+// with backoff; a memory changed or removed while its batch was embedded
+// is embedded again or dropped.
+func (m *Materialiser) embedMemories(ctx context.Context, emb embed.Embedder) {
+	s := m.mems
+	delay := 100 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		}
+		for {
+			keys, texts := s.takePending(memoryEmbedBatch)
+			if len(keys) == 0 {
+				break
+			}
+			vecs, err := emb.Embed(ctx, texts)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil && len(vecs) != len(texts) {
+				err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+			}
+			if err != nil {
+				s.requeue(keys, texts)
+				level := m.logger.Warn
+				if errors.Is(err, embed.ErrUnavailable) {
+					level = m.logger.Info
+				}
+				level("embedding memories failed; retrying", "model", m.model, "memories", len(keys), "err", err, "retry_in", delay)
+				t := time.NewTimer(delay)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				delay = min(delay*2, 30*time.Second)
+				continue
+			}
+			delay = 100 * time.Millisecond
+			s.storeVectors(m, keys, texts, vecs)
+		}
+	}
+}
+
+// takePending removes up to n keys from pending, in key order so batches
+// are reproducible, with the texts to embed.
+func (s *memState) takePending(n int) (keys, texts []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 {
+		return nil, nil
+	}
+	all := make([]string, 0, len(s.pending))
+	for k := range s.pending {
+		all = append(all, k)
+	}
+	slices.Sort(all)
+	keys = all[:min(n, len(all))]
+	texts = make([]string, len(keys))
+	for i, k := range keys {
+		texts[i] = s.byKey[k].text
+		delete(s.pending, k)
+	}
+	return keys, texts
+}
+
+// requeue puts back the keys of a failed batch whose text is unchanged.
+func (s *memState) requeue(keys, texts []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, k := range keys {
+		if e := s.byKey[k]; e != nil && e.text == texts[i] && s.vecText[k] != e.text {
+			s.pending[k] = struct{}{}
+		}
+	}
+}
+
+// storeVectors indexes the vectors of a batch whose memories still hold
+// the texts embedded.
+func (s *memState) storeVectors(m *Materialiser, keys, texts []string, vecs [][]float32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, k := range keys {
+		e := s.byKey[k]
+		if e == nil || e.text != texts[i] {
+			continue // removed, or changed and queued again
+		}
+		if err := s.vindex.Upsert(k, []vector.Chunk{{Vector: vecs[i]}}); err != nil {
+			m.logger.Warn("memory vector does not fit the index; the memory stays keyword-only", "key", k, "model", m.model, "err", err)
+			continue
+		}
+		s.vecText[k] = texts[i]
+	}
+}
+
+// MemoryRevision is the last applied cue_memories revision.
+func (m *Materialiser) MemoryRevision() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.mrev
+}
+
+// WaitMemoryRevision blocks until the cue_memories revision rev has been
+// applied, ctx ends (its error is returned) or the materialiser stops
+// (ErrStopped).
+func (m *Materialiser) WaitMemoryRevision(ctx context.Context, rev uint64) error {
+	return m.waitFor(ctx, "memory revision", rev, func() uint64 { return m.mrev })
+}
+
+// memoryCounts are the memory figures of Status.
+func (m *Materialiser) memoryCounts() (memories, vectors int, undecodable uint64) {
+	s := m.mems
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.vindex != nil {
+		vectors = s.vindex.Len()
+	}
+	return len(s.byKey), vectors, s.undecodable
+}

@@ -1,0 +1,383 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/guard"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
+	"github.com/cuedeck/cuedeck/pkg/core/search"
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// searchMemories answers search_memories: the memories that pass the
+// filters, ranked in the mode asked for as read_context ranks documents
+// (BM25F, cosine, or hybrid's 70/30 fusion). Semantic modes fall back to
+// keyword search when the edge has no embedder, no memory vectors yet, or
+// the embedder fails, and every hit says so.
+func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	args, err := tools.Validate(tools.SearchMemories, raw)
+	if err != nil {
+		return nil, err
+	}
+	var a tools.SearchMemoriesArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, tools.InvalidParams(tools.SearchMemories, err.Error())
+	}
+	allow, err := e.m.memoryFilter(a.Filters, e.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	hits, err := e.rankMemories(ctx, a.Query, a.Mode, a.Limit, allow)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(hits)
+}
+
+// memoryFilter turns filters into the set of memory keys that pass them,
+// nil when nothing is filtered. The set is taken under the view's lock and
+// used after it is released: the indexes lock themselves and are written
+// while holding it, so searching them under it could deadlock.
+func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, now time.Time) (map[string]bool, error) {
+	if f == nil || (f.Repo == "" && f.Kind == "" && f.Session == "" && len(f.Files) == 0 && f.Since == "") {
+		return nil, nil
+	}
+	since := f.Since
+	if _, err := time.Parse(time.DateOnly, since); err == nil {
+		since = ">=" + since // "since a day" is from that day on
+	}
+	when, err := parseWhen(since, now)
+	if err != nil {
+		return nil, tools.InvalidParams(tools.SearchMemories, "filters.since: "+err.Error())
+	}
+	s := m.mems
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	// Start from the smallest indexed set, then check every filter on
+	// each of its memories.
+	var sets []map[string]struct{}
+	if f.Repo != "" {
+		sets = append(sets, s.byRepo[f.Repo])
+	}
+	if f.Kind != "" {
+		sets = append(sets, s.byKind[f.Kind])
+	}
+	if f.Session != "" {
+		sets = append(sets, s.bySession[f.Session])
+	}
+	if len(f.Files) > 0 {
+		union := make(map[string]struct{})
+		for _, p := range f.Files {
+			for k := range s.byBase[fileBase(p)] {
+				union[k] = struct{}{}
+			}
+		}
+		sets = append(sets, union)
+	}
+	var keys func(yield func(string) bool)
+	if len(sets) == 0 {
+		keys = func(yield func(string) bool) {
+			for k := range s.byKey {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	} else {
+		smallest := slices.MinFunc(sets, func(a, b map[string]struct{}) int { return len(a) - len(b) })
+		keys = func(yield func(string) bool) {
+			for k := range smallest {
+				if !yield(k) {
+					return
+				}
+			}
+		}
+	}
+	out := make(map[string]bool)
+	for k := range keys {
+		me := s.byKey[k]
+		if me != nil && memoryPasses(&me.rec, f, when) {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+// memoryPasses checks every filter of f on rec; when is the parsed since.
+func memoryPasses(rec *events.MemoryRecord, f *tools.MemoryFilters, when func(time.Time) bool) bool {
+	switch {
+	case f.Repo != "" && rec.Repo != f.Repo,
+		f.Kind != "" && string(rec.Kind) != f.Kind,
+		f.Session != "" && rec.Session != f.Session,
+		when != nil && !when(rec.UpdatedAt):
+		return false
+	}
+	return len(f.Files) == 0 || touchesAny(rec.FilesTouched, f.Files)
+}
+
+// touchesAny reports whether any of files names a file of touched.
+func touchesAny(touched, files []string) bool {
+	for _, t := range touched {
+		for _, f := range files {
+			if samePath(t, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rankMemories ranks the memories allow admits (all when nil).
+func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, allowed map[string]bool) ([]tools.MemoryHit, error) {
+	s := e.m.mems
+	var allow func(string) bool
+	if allowed != nil {
+		if len(allowed) == 0 {
+			return []tools.MemoryHit{}, nil
+		}
+		allow = func(id string) bool { return allowed[id] }
+	}
+	fallback := ""
+	var qv []float32
+	if mode != tools.ModeKeyword {
+		var err error
+		qv, fallback, err = e.memoryQueryVector(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		if fallback != "" {
+			mode = tools.ModeKeyword
+		}
+	}
+	depth := limit + 8 // slack for memories removed since the index answered
+	var kw, sem []search.Hit
+	kwScore := map[string]float64{}
+	semScore := map[string]float64{}
+	switch mode {
+	case tools.ModeKeyword:
+		kw = s.index.SearchFiltered(query, depth, allow)
+	case tools.ModeSemantic:
+		sem = vectorHits(s.vindex.Search(qv, depth, allow))
+	default:
+		// As read_context's hybrid: every candidate is scored by both
+		// sides, BM25F (0 when no query term matches) and cosine.
+		all := s.index.SearchFiltered(query, s.index.Len(), allow)
+		for _, h := range all {
+			kwScore[h.ID] = h.Score
+		}
+		kw = all[:min(fusionDepth(limit), len(all))]
+		sem = vectorHits(s.vindex.Search(qv, fusionDepth(limit), allow))
+		for _, h := range sem {
+			semScore[h.ID] = h.Score
+		}
+		for _, h := range kw {
+			if _, ok := semScore[h.ID]; !ok {
+				if vh, ok := s.vindex.Score(qv, h.ID); ok {
+					semScore[h.ID] = vh.Score
+				}
+			}
+		}
+	}
+	for _, h := range kw {
+		kwScore[h.ID] = h.Score
+	}
+	for _, h := range sem {
+		semScore[h.ID] = h.Score
+	}
+	ranked := kw
+	switch mode {
+	case tools.ModeSemantic:
+		ranked = sem
+	case tools.ModeHybrid:
+		lookup := func(m map[string]float64) search.ScoreOf {
+			return func(id string) (float64, bool) { v, ok := m[id]; return v, ok }
+		}
+		ranked = search.FuseHybrid(sem, kw, lookup(semScore), lookup(kwScore))
+	}
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]tools.MemoryHit, 0, min(limit, len(ranked)))
+	for _, h := range ranked {
+		me := s.byKey[h.ID]
+		if me == nil || (allow != nil && !allow(h.ID)) {
+			continue
+		}
+		hit := memoryHit(&me.rec, h.Score)
+		hit.Fallback = fallback
+		if sc, ok := kwScore[h.ID]; ok && sc > search.KeywordFloor {
+			hit.Modes = append(hit.Modes, tools.ModeKeyword)
+		}
+		if _, ok := semScore[h.ID]; ok && mode != tools.ModeKeyword {
+			hit.Modes = append(hit.Modes, tools.ModeSemantic)
+		}
+		out = append(out, hit)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// vectorHits drops what search.Hit does not carry.
+func vectorHits(vh []vector.Hit) []search.Hit {
+	out := make([]search.Hit, len(vh))
+	for i, h := range vh {
+		out[i] = search.Hit{ID: h.ID, Score: h.Score}
+	}
+	return out
+}
+
+// memoryQueryVector embeds the query for the memory vectors, or says why
+// semantic search of memories cannot answer now.
+func (e *Edge) memoryQueryVector(ctx context.Context, query string) (qv []float32, fallback string, err error) {
+	s := e.m.mems
+	if e.emb == nil || s.vindex == nil {
+		return nil, "semantic search is off on this edge (no embedding model); answered by keyword search", nil
+	}
+	if s.vindex.Len() == 0 {
+		return nil, fmt.Sprintf("no memory vectors of model %s yet (embeddings trail extraction); answered by keyword search", e.m.model), nil
+	}
+	vs, err := e.emb.Embed(ctx, []string{query})
+	if ctx.Err() != nil {
+		return nil, "", ctx.Err()
+	}
+	switch {
+	case errors.Is(err, embed.ErrUnavailable):
+		e.logger.Warn("embedder unavailable; answering search_memories by keyword search", "model", e.m.model, "err", err)
+		return nil, fmt.Sprintf("embedding model %s is unavailable; answered by keyword search", e.m.model), nil
+	case err != nil:
+		e.logger.Warn("embedding the query failed; answering search_memories by keyword search", "model", e.m.model, "err", err)
+		return nil, fmt.Sprintf("embedding the query with %s failed; answered by keyword search", e.m.model), nil
+	case len(vs) != 1 || len(vs[0]) != s.vindex.Dimensions():
+		return nil, fmt.Sprintf("embedding model %s returned an unusable vector; answered by keyword search", e.m.model), nil
+	}
+	return vs[0], "", nil
+}
+
+// memoryHit is the hit of rec with every text passed through the guard:
+// extraction redacts what it stores, but the guard's rules may have grown
+// since a memory was written.
+func memoryHit(rec *events.MemoryRecord, score float64) tools.MemoryHit {
+	files := make([]string, len(rec.FilesTouched))
+	for i, f := range rec.FilesTouched {
+		files[i] = redact(f)
+	}
+	return tools.MemoryHit{
+		Content:      redact(rec.Content),
+		Kind:         string(rec.Kind),
+		Rationale:    redact(rec.Rationale),
+		FilesTouched: files,
+		Confidence:   rec.Confidence,
+		Repo:         rec.Repo,
+		Session:      redact(rec.Session),
+		Agent:        redact(rec.Agent),
+		Source:       tools.SourceSpan{Start: rec.Source.Start, End: rec.Source.End},
+		Provider:     rec.Provider,
+		Model:        rec.Model,
+		Outcome:      string(rec.Outcome),
+		Extractions:  rec.Extractions,
+		CreatedAt:    rec.CreatedAt,
+		UpdatedAt:    rec.UpdatedAt,
+		Hash:         rec.Hash,
+		Score:        math.Round(score*1e6) / 1e6,
+	}
+}
+
+func redact(s string) string {
+	if s == "" {
+		return s
+	}
+	out, _ := guard.Redact(s)
+	return out
+}
+
+// DefaultDecisionWindow is how far back RecentDecisions looks by default.
+const DefaultDecisionWindow = 30 * 24 * time.Hour
+
+// RecentDecisions returns the memories of repo (the edge's default repo
+// when "") of kind decision or experience updated within
+// DefaultDecisionWindow before now, best first, at most limit of them
+// (memory.DefaultExperienceLimit when limit ≤ 0), for a scene's anchor.
+// Texts have passed the guard.
+//
+// The ranking, seed 004 §3's "newest first" with room for relevance:
+//
+//  1. memories touching one of files (the scene's focus; path-suffix
+//     match) before those that touch none of them;
+//  2. then by age in whole days, younger first — recency decides, but
+//     within one day a memory the team is surer of wins;
+//  3. then higher confidence;
+//  4. then more extractions (said again in more batches);
+//  5. then the exact update time, newer first; then the key, for a
+//     stable order.
+func (e *Edge) RecentDecisions(repo string, files []string, now time.Time, limit int) []events.MemoryRecord {
+	if e.m == nil {
+		return nil
+	}
+	if repo == "" {
+		repo = e.defaultRepo
+	}
+	if limit <= 0 {
+		limit = memory.DefaultExperienceLimit
+	}
+	cutoff := now.Add(-DefaultDecisionWindow)
+	s := e.m.mems
+	s.mu.RLock()
+	type cand struct {
+		e     *memEntry
+		focus bool
+		days  int64
+	}
+	var cands []cand
+	for k := range s.byRepo[repo] {
+		me := s.byKey[k]
+		r := &me.rec
+		if (r.Kind != memory.KindDecision && r.Kind != memory.KindExperience) || !r.UpdatedAt.After(cutoff) {
+			continue
+		}
+		age := max(now.Sub(r.UpdatedAt), 0)
+		cands = append(cands, cand{e: me, focus: len(files) > 0 && touchesAny(r.FilesTouched, files), days: int64(age / (24 * time.Hour))})
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(cands, func(a, b cand) int {
+		ra, rb := &a.e.rec, &b.e.rec
+		switch {
+		case a.focus != b.focus:
+			if a.focus {
+				return -1
+			}
+			return 1
+		case a.days != b.days:
+			return int(a.days - b.days)
+		case ra.Confidence != rb.Confidence:
+			if ra.Confidence > rb.Confidence {
+				return -1
+			}
+			return 1
+		case ra.Extractions != rb.Extractions:
+			return rb.Extractions - ra.Extractions
+		case !ra.UpdatedAt.Equal(rb.UpdatedAt):
+			return rb.UpdatedAt.Compare(ra.UpdatedAt)
+		}
+		return strings.Compare(a.e.key, b.e.key)
+	})
+	out := make([]events.MemoryRecord, 0, min(limit, len(cands)))
+	for _, c := range cands[:min(limit, len(cands))] {
+		r := c.e.rec
+		r.Content, r.Rationale, r.Agent, r.Session = redact(r.Content), redact(r.Rationale), redact(r.Agent), redact(r.Session)
+		r.FilesTouched = slices.Clone(r.FilesTouched)
+		out = append(out, r)
+	}
+	return out
+}
