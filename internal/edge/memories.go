@@ -2,12 +2,10 @@ package edge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -103,52 +101,14 @@ func embedText(rec *events.MemoryRecord) string {
 	return rec.Content + "\n" + rec.Rationale
 }
 
-// decodeMemoryRecord reads a cue_memories value: the events envelope
-// ({"v","kind":"memory.record","data"}) or, should a writer store the bare
-// record, the record itself. events.Decode does not know memory.record
-// yet, so the envelope is opened here with the same version rule.
+// decodeMemoryRecord reads a cue_memories value and checks that the
+// edge can serve it.
 func decodeMemoryRecord(b []byte) (events.MemoryRecord, error) {
-	if len(b) > events.MaxEncodedSize {
-		return events.MemoryRecord{}, fmt.Errorf("%w: %d bytes exceeds %d", events.ErrMalformed, len(b), events.MaxEncodedSize)
-	}
-	if ev, err := events.Decode(b); err == nil {
-		rec, ok := ev.(events.MemoryRecord)
-		if !ok {
-			return events.MemoryRecord{}, fmt.Errorf("%w: expected %s, got %s", events.ErrMalformed, events.KindMemoryRecord, ev.EventKind())
-		}
-		return rec, nil
-	}
-	var w struct {
-		V    *string         `json:"v"`
-		Kind events.Kind     `json:"kind"`
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return events.MemoryRecord{}, fmt.Errorf("%w: %v", events.ErrMalformed, err)
-	}
-	data := b
-	if w.V != nil || w.Kind != "" {
-		major, _, _ := strings.Cut(deref(w.V), ".")
-		if n, err := strconv.Atoi(major); err != nil || n != events.MajorVersion {
-			return events.MemoryRecord{}, fmt.Errorf("%w %q: this build reads major version %d", events.ErrUnsupportedVersion, deref(w.V), events.MajorVersion)
-		}
-		if w.Kind != events.KindMemoryRecord {
-			return events.MemoryRecord{}, fmt.Errorf("%w: expected %s, got %s", events.ErrMalformed, events.KindMemoryRecord, w.Kind)
-		}
-		data = w.Data
-	}
-	var rec events.MemoryRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return events.MemoryRecord{}, fmt.Errorf("%w: %s: %v", events.ErrMalformed, events.KindMemoryRecord, err)
+	rec, err := events.DecodeMemoryRecord(b)
+	if err != nil {
+		return rec, err
 	}
 	return rec, rec.Validate()
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // applyMemories applies a batch of cue_memories entries. Entries at or
