@@ -489,4 +489,34 @@ func TestTranscriptBecomesMemories(t *testing.T) {
 			t.Errorf("memory %q: %+v", content, rec)
 		}
 	}
+
+	// Agents find them: search_memories over NATS, as `cue mcp` asks.
+	var hits []tools.MemoryHit
+	bustest.Eventually(t, 30*time.Second, "search_memories to answer", func() bool {
+		args, _ := json.Marshal(tools.SearchMemoriesArgs{Query: "retries attempts", Mode: "keyword", Filters: &tools.MemoryFilters{Repo: repo}})
+		out, err := n.caller.Call(context.Background(), tools.SearchMemories, args)
+		if err != nil {
+			t.Fatalf("search_memories: %v", err)
+		}
+		hits = nil
+		if err := json.Unmarshal(out, &hits); err != nil {
+			t.Fatalf("search_memories result %s: %v", out, err)
+		}
+		return len(hits) > 0
+	})
+	if hits[0].Content != "Cap retries at three attempts" {
+		t.Fatalf("best memory for 'retries attempts': %+v", hits)
+	}
+
+	// And the scene of a card leads with them under Recent decisions.
+	write(t, root, ".cuedeck/cards/retr01.md", "---\nid: retr01\ntitle: Retry 503s\nstatus: active\npriority: high\n---\n\nMake the client retry.\n")
+	bustest.Eventually(t, 30*time.Second, "a scene with recent decisions", func() bool {
+		out, err := n.caller.Call(context.Background(), tools.GetScene, json.RawMessage(`{"card_id":"retr01","token_limit":2000}`))
+		if err != nil {
+			return false
+		}
+		var res tools.GetSceneResult
+		return json.Unmarshal(out, &res) == nil && strings.Contains(res.Markdown, "Recent Decisions") &&
+			strings.Contains(res.Markdown, "Wrap the transport in a retrying RoundTripper")
+	})
 }
