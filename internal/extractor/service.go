@@ -1,7 +1,12 @@
 package extractor
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -184,7 +189,7 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		return bus.Permanent(fmt.Errorf("extractor: unexpected %s event on %s", env.Event.EventKind(), env.Subject))
 	}
 	batchID := events.TranscriptBatchMsgID(b.Repo, b.StreamKey(), b.StartOffset)
-	key := events.ExtractionKey(batchID)
+	key := ExtractionKeyOf(b)
 	rec, found, err := s.loadExtraction(ctx, key)
 	if err != nil {
 		return err
@@ -316,4 +321,35 @@ func (s *Service) queueDepth(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return int(info.NumPending) + info.NumAckPending, nil
+}
+
+// ExtractionKeyOf is the ExtractionsBucket key of a batch. It names the
+// lines as well as the batch: a transcript rewritten from the start brings
+// other content at the same offsets, which must not reuse the old
+// content's extraction, while the same lines published again do.
+func ExtractionKeyOf(b events.TranscriptBatch) string {
+	return events.ExtractionKey(events.TranscriptBatchMsgID(b.Repo, b.StreamKey(), b.StartOffset) + "@" + linesDigest(b.Lines))
+}
+
+// linesDigest is the hex SHA-256 of a batch's lines, each compacted and
+// HTML-escaped as encoding/json writes a RawMessage (so the publisher's
+// copy and the worker's hash alike) and length-prefixed (so no two different
+// line lists hash alike).
+func linesDigest(lines []json.RawMessage) string {
+	h := sha256.New()
+	var n [8]byte
+	var compact, buf bytes.Buffer
+	for _, l := range lines {
+		compact.Reset()
+		buf.Reset()
+		if json.Compact(&compact, l) != nil {
+			compact.Reset()
+			compact.Write(l)
+		}
+		json.HTMLEscape(&buf, compact.Bytes())
+		binary.BigEndian.PutUint64(n[:], uint64(buf.Len()))
+		h.Write(n[:])
+		h.Write(buf.Bytes())
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -178,7 +178,7 @@ func extractionOf(t testing.TB, conn *bus.Conn, b events.TranscriptBatch) (event
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := kv.Get(context.Background(), events.ExtractionKey(batchID(b)))
+	e, err := kv.Get(context.Background(), ExtractionKeyOf(b))
 	if isNotFound(err) {
 		return events.ExtractionRecord{}, false
 	}
@@ -346,5 +346,33 @@ func TestTwoServicesShareTheBudgetExactly(t *testing.T) {
 	}
 	if ins := sa.Store.Inserted + sb.Store.Inserted; ins != distinct {
 		t.Fatalf("inserts %d, want %d", ins, distinct)
+	}
+}
+
+// A transcript rewritten from the start brings other lines at the same
+// offsets: their extraction must not be the old lines'. The same lines, as
+// the worker receives them after the event's encoding, keep their key.
+func TestExtractionKeyNamesTheLines(t *testing.T) {
+	old := events.TranscriptBatch{Repo: "app", Session: "s1", Source: "/t.jsonl", Format: events.TranscriptChatJSONL,
+		Lines: []json.RawMessage{json.RawMessage(`{"role": "assistant", "content": "I decided to use <b>Badger</b> & NATS"}`)}, Offsets: []int64{0}, EndOffset: 70}
+	rewritten := old
+	rewritten.Lines = []json.RawMessage{json.RawMessage(`{"role": "assistant", "content": "I decided to use Postgres"}`)}
+	if ExtractionKeyOf(old) == ExtractionKeyOf(rewritten) {
+		t.Fatal("different lines at the same offset share an extraction key")
+	}
+	data, err := events.Encode(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := events.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := ev.(events.TranscriptBatch)
+	if string(received.Lines[0]) == string(old.Lines[0]) {
+		t.Fatal("the encoding no longer rewrites lines; this test lost its point")
+	}
+	if ExtractionKeyOf(received) != ExtractionKeyOf(old) {
+		t.Fatalf("the key changed in transit: %s vs %s", received.Lines[0], old.Lines[0])
 	}
 }
