@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/ollama/ollama/api"
 
+	"github.com/cuedeck/cuedeck/internal/retry"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/llmjson"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
@@ -107,7 +107,7 @@ func (c *OllamaConfig) setDefaults() {
 		c.RNG = clock.SystemRNG{}
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = retry.Sleep
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -126,17 +126,6 @@ func (c OllamaConfig) Validate() error {
 		return fmt.Errorf("llm: negative context tokens %d", c.ContextTokens)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Ollama is the Extractor for a chat model an Ollama server runs. It is
@@ -498,7 +487,7 @@ func (o *Ollama) classify(ctx, actx context.Context, p *probe, err error) *failu
 	case errors.As(err, &se):
 		f.kind = classifyStatus(se)
 		if f.kind == failRateLimited || f.kind == failQueueFull {
-			f.retryAfter = parseRetryAfter(p.retryAfter(), o.cfg.Clock.Now())
+			f.retryAfter = retry.ParseAfter(p.retryAfter(), o.cfg.Clock.Now())
 		}
 	case p.bodyErr() != nil:
 		f.kind = failDropped
@@ -601,22 +590,4 @@ func (b *probeBody) Read(buf []byte) (int, error) {
 		b.p.mu.Unlock()
 	}
 	return n, err
-}
-
-// parseRetryAfter reads a Retry-After of seconds or an HTTP date; zero if
-// absent or unreadable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(min(secs, math.MaxInt64/int64(time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
 }

@@ -612,22 +612,6 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0}, {"3", 3 * time.Second}, {"-1", 0}, {"soon", 0},
-		{"Thu, 01 Jan 2026 00:01:30 GMT", 90 * time.Second},
-		{"Wed, 31 Dec 2025 23:59:00 GMT", 0},
-	} {
-		if got := parseRetryAfter(tc.in, now); got != tc.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestRealOllama extracts with the chat model OLLAMA_CHAT_MODEL names on
 // the server OLLAMA_HOST names.
 func TestRealOllama(t *testing.T) {

@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/retry"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 )
@@ -115,7 +115,7 @@ func (c *Config) setDefaults() {
 		c.RNG = clock.SystemRNG{}
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = retry.Sleep
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -131,17 +131,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ollama: negative dimensions %d", c.Dimensions)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Embedder embeds texts with an Ollama model. It is safe for concurrent
@@ -275,7 +264,7 @@ func (e *Embedder) embedOnce(ctx context.Context, batch []string) (vecs [][]floa
 	ctx = context.WithValue(ctx, retryAfterKey{}, &header)
 	resp, err := e.client.Embed(ctx, &api.EmbedRequest{Model: e.cfg.Model, Input: batch})
 	if err != nil {
-		return nil, parseRetryAfter(header, e.cfg.Clock.Now()), err
+		return nil, retry.ParseAfter(header, e.cfg.Clock.Now()), err
 	}
 	vecs, err = e.check(batch, resp.Embeddings)
 	return vecs, 0, err
@@ -382,22 +371,4 @@ func (t retryAfterTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 		}
 	}
 	return resp, err
-}
-
-// parseRetryAfter reads a Retry-After of seconds or an HTTP date; zero if
-// absent or unreadable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(min(secs, math.MaxInt64/int64(time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
 }

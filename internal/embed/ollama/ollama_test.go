@@ -358,22 +358,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0}, {"3", 3 * time.Second}, {"-1", 0}, {"soon", 0},
-		{now.Add(90 * time.Second).Format(time.RFC1123), 90 * time.Second},
-		{now.Add(-time.Minute).Format(time.RFC1123), 0},
-	} {
-		if got := parseRetryAfter(strings.Replace(tc.in, "UTC", "GMT", 1), now); got != tc.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestRealOllama embeds with a model on the server OLLAMA_HOST names;
 // OLLAMA_EMBED_MODEL picks the model (default all-minilm).
 func TestRealOllama(t *testing.T) {
