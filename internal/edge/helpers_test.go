@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -245,4 +246,27 @@ func must[T any](v T, err error) T {
 		panic(fmt.Sprint(err))
 	}
 	return v
+}
+
+// compareGolden reports whether v, as indented JSON, equals the golden
+// file, and returns the file's content; with -update it rewrites the file
+// instead and reports equal.
+func compareGolden(t *testing.T, golden string, v any) (want []byte, same bool) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return got, true
+	}
+	want, err = os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	return want, bytes.Equal(got, want)
 }

@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,23 +49,9 @@ func pruneGolden(t *testing.T) []goldenStep {
 // testdata/prune_conversation.golden.json; -update rewrites it.
 func TestPruneConversationGolden(t *testing.T) {
 	steps := pruneGolden(t)
-	got, err := json.MarshalIndent(steps, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
 	golden := filepath.Join("testdata", "prune_conversation.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
+	if _, same := compareGolden(t, golden, steps); !same {
+		got, _ := json.MarshalIndent(steps, "", "  ")
 		t.Fatalf("answers differ from %s (run with -update if the change is intended):\n%s", golden, got)
 	}
 }

@@ -126,23 +126,9 @@ func TestTaskToolsGolden(t *testing.T) {
 			s.Response = out
 		}
 	}
-	got, err := json.MarshalIndent(steps, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
 	golden := filepath.Join("testdata", "task_tools.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
+	want, same := compareGolden(t, golden, steps)
+	if !same {
 		var ws []goldenStep
 		_ = json.Unmarshal(want, &ws)
 		for i := range steps {
