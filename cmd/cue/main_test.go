@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// The tests poll read_context far faster than seed 002's limits
+	// allow an agent; internal/daemon tests the limits.
+	os.Setenv("CUE_RATE_LIMITS", "off")
 	// Daemons started by the tests tail the Claude Code transcripts under
 	// $HOME; a home of their own keeps the developer's sessions out.
 	home, err := os.MkdirTemp("", "cue-home-")

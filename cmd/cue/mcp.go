@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -43,9 +44,16 @@ func cmdMCP(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix})
+	cfg, err := ws.LoadConfig()
 	if err != nil {
 		return err
 	}
-	return mcpserver.ServeStdio(ctx, mcpserver.New(caller, mcpserver.Options{Logger: log}))
+	token := envOr("CUE_TOKEN", cfg.MCP.QueryToken)
+	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix, Token: token})
+	if err != nil {
+		return err
+	}
+	// Each agent's process is its own client for the edge's rate limits.
+	client := fmt.Sprintf("cue-mcp:%d", os.Getpid())
+	return mcpserver.ServeStdio(ctx, mcpserver.New(caller, mcpserver.Options{Logger: log, Client: client}))
 }

@@ -36,6 +36,15 @@ func cmdUp(args []string) error {
 	if err != nil {
 		return err
 	}
+	// CUE_RATE_LIMITS=off lifts the per-tool limits for one run (a batch
+	// job, a test) without editing the config.
+	switch v := os.Getenv("CUE_RATE_LIMITS"); v {
+	case "":
+	case "off":
+		cfg.MCP.RateLimitsDisabled = true
+	default:
+		return fmt.Errorf("CUE_RATE_LIMITS=%q: only \"off\" is understood (limits are set in [mcp] of the config)", v)
+	}
 	log, err := c.logger()
 	if err != nil {
 		return err

@@ -4,6 +4,9 @@
 // --embed-model (CUE_EMBED_MODEL) picks the model of semantic search:
 // builtin (default), ollama:<model> or none for keyword search only; it
 // must name the indexers' model, whose vectors the edge searches.
+// --tokens names a TOML file of [[tokens]] (name, token or sha256, repos):
+// with it, every HTTP and NATS call needs a bearer token, and only then may
+// --http bind beyond loopback.
 package main
 
 import (
@@ -13,8 +16,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
@@ -23,6 +28,8 @@ import (
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/pkg/core/clock"
+	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 )
 
 func main() {
@@ -41,6 +48,9 @@ func run() error {
 	model := fs.String("embed-model", envOr("CUE_EMBED_MODEL", "builtin"), `model of semantic search, the indexers' model: "builtin" (USE Lite, in the binary), "ollama:<model>" or "none" (keyword only)`)
 	defaultRepo := fs.String("default-repo", "", "repo of task tool calls that name none (default: the first repo with tasks)")
 	ollamaHost := fs.String("ollama-host", "", "Ollama server for ollama:<model> (default $OLLAMA_HOST, else http://127.0.0.1:11434)")
+	tokensFile := fs.String("tokens", envOr("CUE_TOKENS_FILE", ""), "TOML file of [[tokens]] name, token (or sha256), repos; required to bind --http beyond loopback")
+	origins := fs.String("allowed-origins", "", "comma-separated browser origins admitted besides the edge's own")
+	rateLimits := fs.String("rate-limits", "seed", `per-tool, per-client limits: "seed" (seed 002's table) or "off"`)
 	fs.Parse(os.Args[1:])
 	log, err := rf.Logger("mcp-edge")
 	if err != nil {
@@ -49,6 +59,23 @@ func run() error {
 	embedder, err := provider.Open(*model, provider.Config{OllamaHost: *ollamaHost, Logger: log})
 	if err != nil {
 		return fmt.Errorf("--embed-model: %w", err)
+	}
+	tokens, err := access.LoadTokensFile(*tokensFile)
+	if err != nil {
+		return fmt.Errorf("--tokens: %w", err)
+	}
+	if *httpAddr != "" {
+		if err := access.CheckBind(*httpAddr, tokens); err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+	}
+	var limiter *resilience.RateLimiter
+	switch *rateLimits {
+	case "seed":
+		limiter, _ = resilience.NewRateLimiter(nil, clock.System{})
+	case "off":
+	default:
+		return fmt.Errorf(`--rate-limits %q: use "seed" or "off"`, *rateLimits)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -64,13 +91,14 @@ func run() error {
 	board := tasks.NewBoard(conn.JS, log)
 	host, _ := os.Hostname()
 	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo))
+	caller := access.RateLimit(edg, limiter, log)
 	// Started in order, stopped in reverse: HTTP and the query service stop
 	// answering before the edge syncs and closes its store.
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: *prefix})
+		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: *prefix, Tokens: tokens, Logger: log})
 	})
 	if *httpAddr != "" {
 		ln, err := net.Listen("tcp", *httpAddr)
@@ -78,12 +106,23 @@ func run() error {
 			return fmt.Errorf("--http %s: %w", *httpAddr, err)
 		}
 		log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
-		srv := mcpserver.New(edg, mcpserver.Options{Logger: log})
+		srv := mcpserver.New(caller, mcpserver.Options{Logger: log})
+		h := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Tokens: tokens, AllowedOrigins: splitList(*origins), Logger: log})
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.ServeListener(ctx, ln, mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{}))
+			return mcpserver.ServeListener(ctx, ln, h)
 		})
 	}
 	return g.Wait()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func envOr(key, def string) string {

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
@@ -33,6 +34,8 @@ import (
 	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/core/clock"
+	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 )
 
 // Options configure a daemon run.
@@ -180,6 +183,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		idxCfg.EmbedModel = embedder.Model()
 	}
 	idx := indexer.New(conn, idxCfg, log)
+	tokens, err := access.NewTokens(cfg.MCP.Tokens)
+	if err != nil {
+		return fmt.Errorf("config [[mcp.tokens]] %w", err)
+	}
+	var limiter *resilience.RateLimiter
+	if rules := cfg.MCP.RateRules(); rules != nil {
+		if limiter, err = resilience.NewRateLimiter(rules, clock.System{}); err != nil {
+			return fmt.Errorf("config [mcp.rate_limits]: %w", err)
+		}
+	}
 	// The edge embeds queries with the same model (uncached: queries
 	// rarely repeat) and searches only that model's vectors.
 	mat, err := edge.OpenOnWith(ctx, conn.JS, ws.StateDir("edge"), edge.Options{Logger: log.With("role", "edge"), Embedder: emb})
@@ -209,7 +222,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("open the workspace %s: %w", ws.Root, err)
 	}
 	defer wsRoot.Close()
-	caller := scenes.Tool(edg, wsRoot.FS())
+	// Every transport reaches the tools through the same limits; the
+	// edge itself keeps each identity to its repos.
+	caller := access.RateLimit(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name), limiter, log.With("role", "mcp"))
 	mcpSrv := mcpserver.New(caller, mcpserver.Options{Logger: log.With("role", "mcp")})
 
 	// Started in this order, stopped in reverse: ingest stops watching
@@ -222,11 +237,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("tasks", board.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: QueryPrefix, Ready: func() { close(queryReady) }})
+		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: QueryPrefix, Tokens: tokens, Logger: log.With("role", "query"), Ready: func() { close(queryReady) }})
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.ServeListener(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}))
+			return mcpserver.ServeListener(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{
+				Tokens: tokens, AllowedOrigins: cfg.MCP.AllowedOrigins, Logger: log.With("role", "mcp"),
+			}))
 		})
 	}
 	if embedder != nil {

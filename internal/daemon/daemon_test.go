@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,12 +37,21 @@ type node struct {
 
 func startNode(t testing.TB, root string, tweak func(*workspace.Config)) *node {
 	t.Helper()
+	return startNodeLogged(t, root, tweak, nil)
+}
+
+// startNodeLogged is startNode with the daemon logging to log.
+func startNodeLogged(t testing.TB, root string, tweak func(*workspace.Config), log *slog.Logger) *node {
+	t.Helper()
 	ws := &workspace.Workspace{Root: root}
 	cfg, err := ws.LoadConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Ingest.Debounce.Duration = 50 * time.Millisecond
+	// Tests poll read_context far faster than an agent may; the limits
+	// have their own test, which turns them back on.
+	cfg.MCP.RateLimitsDisabled = true
 	if tweak != nil {
 		tweak(cfg)
 	}
@@ -49,7 +59,7 @@ func startNode(t testing.TB, root string, tweak func(*workspace.Config)) *node {
 	ready := make(chan workspace.DaemonInfo, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Workspace: ws, Config: cfg, Ready: func(i workspace.DaemonInfo) { ready <- i }})
+		done <- Run(ctx, Options{Workspace: ws, Config: cfg, Logger: log, Ready: func(i workspace.DaemonInfo) { ready <- i }})
 	}()
 	var info workspace.DaemonInfo
 	select {

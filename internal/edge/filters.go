@@ -4,8 +4,24 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
+
+// docScope is what one call may see of the documents: those its identity
+// may read and whose frontmatter passes its filters.
+type docScope struct {
+	f  *tools.Filters
+	id access.Identity
+}
+
+// narrows reports whether the scope excludes any document.
+func (s docScope) narrows() bool { return filtering(s.f) || s.id.Restricted() }
+
+// admits reports whether d is in the scope.
+func (s docScope) admits(d *doc) bool {
+	return s.id.MayRead(d.rec.Repo) && matches(s.f, d.rec.Frontmatter)
+}
 
 // filtering reports whether f narrows anything.
 func filtering(f *tools.Filters) bool {

@@ -53,7 +53,7 @@ func structuralQuery(q string) (subject string, forward, ok bool) {
 // imports, or returns nil when it is not one the graph can answer. Hits
 // carry modes ["graph"], the relation, and the line of the link as their
 // section; filters apply as in every mode.
-func (m *Materialiser) graphHits(query string, limit int, f *tools.Filters) []tools.ContextHit {
+func (m *Materialiser) graphHits(query string, limit int, sc docScope) []tools.ContextHit {
 	subject, forward, ok := structuralQuery(query)
 	if !ok {
 		return nil
@@ -71,7 +71,7 @@ func (m *Materialiser) graphHits(query string, limit int, f *tools.Filters) []to
 	})
 	out := make([]tools.ContextHit, 0, min(limit, len(hits)))
 	for _, g := range hits {
-		if g.d.rec.Skip != nil || !matches(f, g.d.rec.Frontmatter) {
+		if g.d.rec.Skip != nil || !sc.admits(g.d) {
 			continue
 		}
 		h := m.hitLocked(g.d, g.score)

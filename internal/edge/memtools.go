@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/guard"
@@ -33,7 +34,7 @@ func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.Ra
 	if err := json.Unmarshal(args, &a); err != nil {
 		return nil, tools.InvalidParams(tools.SearchMemories, err.Error())
 	}
-	allow, err := e.m.memoryFilter(a.Filters, e.clock.Now())
+	allow, err := e.m.memoryFilter(a.Filters, access.FromContext(ctx), e.clock.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -44,12 +45,15 @@ func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.Ra
 	return json.Marshal(hits)
 }
 
-// memoryFilter turns filters into the set of memory keys that pass them,
-// nil when nothing is filtered. The set is taken under the view's lock and
+// memoryFilter turns filters and the repos id may read into the set of
+// memory keys that pass them, nil when nothing is filtered. The set is taken under the view's lock and
 // used after it is released: the indexes lock themselves and are written
 // while holding it, so searching them under it could deadlock.
-func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, now time.Time) (map[string]bool, error) {
-	if f == nil || (f.Repo == "" && f.Kind == "" && f.Session == "" && len(f.Files) == 0 && f.Since == "") {
+func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, now time.Time) (map[string]bool, error) {
+	if f == nil {
+		f = &tools.MemoryFilters{}
+	}
+	if !id.Restricted() && f.Repo == "" && f.Kind == "" && f.Session == "" && len(f.Files) == 0 && f.Since == "" {
 		return nil, nil
 	}
 	since := f.Since
@@ -68,6 +72,15 @@ func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, now time.Time) (map[
 	var sets []map[string]struct{}
 	if f.Repo != "" {
 		sets = append(sets, s.byRepo[f.Repo])
+	}
+	if id.Restricted() {
+		union := make(map[string]struct{})
+		for _, repo := range id.Repos {
+			for k := range s.byRepo[repo] {
+				union[k] = struct{}{}
+			}
+		}
+		sets = append(sets, union)
 	}
 	if f.Kind != "" {
 		sets = append(sets, s.byKind[f.Kind])
@@ -106,7 +119,7 @@ func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, now time.Time) (map[
 	out := make(map[string]bool)
 	for k := range keys {
 		me := s.byKey[k]
-		if me != nil && memoryPasses(&me.rec, f, when) {
+		if me != nil && id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, f, when) {
 			out[k] = true
 		}
 	}

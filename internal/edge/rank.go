@@ -22,7 +22,7 @@ func fusionDepth(limit int) int { return max(3*limit, search.FusionPool) }
 // Semantic modes fall back to keyword search when the edge has no
 // embedder, no vectors yet, or the embedder fails, and every hit says so.
 // Filters apply before ranking in every mode.
-func (e *Edge) rank(ctx context.Context, query, mode string, limit int, f *tools.Filters) ([]tools.ContextHit, error) {
+func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docScope) ([]tools.ContextHit, error) {
 	m := e.m
 	fallback := ""
 	var qv []float32
@@ -46,19 +46,19 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, f *tools
 	var kwScore map[string]float64
 	switch mode {
 	case tools.ModeKeyword:
-		kw = m.keywordHits(query, depth, f)
+		kw = m.keywordHits(query, depth, sc)
 	case tools.ModeSemantic:
-		sem, chunks = m.semanticHits(qv, depth, f, nil)
+		sem, chunks = m.semanticHits(qv, depth, sc, nil)
 	default:
 		// Every candidate gets both scores: BM25F for any document (0
 		// when no query term matches) and its best chunk's cosine.
-		all := m.keywordHits(query, m.index.Len(), f)
+		all := m.keywordHits(query, m.index.Len(), sc)
 		kwScore = make(map[string]float64, len(all))
 		for _, h := range all {
 			kwScore[h.ID] = h.Score
 		}
 		kw = all[:min(depth, len(all))]
-		sem, chunks = m.semanticHits(qv, depth, f, kw)
+		sem, chunks = m.semanticHits(qv, depth, sc, kw)
 	}
 	var ranked []search.Hit
 	semanticOf := func(id string) (float64, bool) {
@@ -95,7 +95,7 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, f *tools
 	out := make([]tools.ContextHit, 0, min(limit, len(ranked)))
 	for _, h := range ranked {
 		d, ok := m.docs[h.ID]
-		if !ok || d.rec.Skip != nil || !matches(f, d.rec.Frontmatter) {
+		if !ok || d.rec.Skip != nil || !sc.admits(d) {
 			continue
 		}
 		hit := m.hitLocked(d, h.Score)
@@ -161,14 +161,14 @@ func (e *Edge) queryVector(ctx context.Context, query string) (qv []float32, fal
 	return vs[0], "", nil
 }
 
-// keywordHits runs the keyword index over the documents that pass f.
-func (m *Materialiser) keywordHits(query string, depth int, f *tools.Filters) []search.Hit {
+// keywordHits runs the keyword index over the documents in sc.
+func (m *Materialiser) keywordHits(query string, depth int, sc docScope) []search.Hit {
 	var allow func(string) bool
-	if filtering(f) {
+	if sc.narrows() {
 		// The allowed set is taken under m.mu and released before the
 		// index is searched, because writers lock m.mu and then the
 		// index: holding them the other way round could deadlock.
-		allowed := m.filtered(f)
+		allowed := m.filtered(sc)
 		allow = func(id string) bool { return allowed[id] }
 	}
 	return m.index.SearchFiltered(query, depth, allow)
@@ -181,22 +181,22 @@ type semHit struct {
 	sha string
 }
 
-// semanticHits searches the vector index over the documents that pass f,
+// semanticHits searches the vector index over the documents in sc,
 // and scores the documents of also (keyword candidates) that the search
 // did not return, so fusion knows every candidate's cosine; chunks holds
 // the best chunk of each. It holds m.mu's read lock across the search:
 // the vector index is only written under m.mu, so what it returns agrees
 // with m.docs.
-func (m *Materialiser) semanticHits(qv []float32, depth int, f *tools.Filters, also []search.Hit) (hits []search.Hit, chunks map[string]semHit) {
+func (m *Materialiser) semanticHits(qv []float32, depth int, sc docScope, also []search.Hit) (hits []search.Hit, chunks map[string]semHit) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var allow func(string) bool
-	if filtering(f) {
+	if sc.narrows() {
 		// Called from the search's goroutines; m.docs cannot change while
 		// the read lock is held, so concurrent reads are safe.
 		allow = func(id string) bool {
 			d := m.docs[id]
-			return d != nil && matches(f, d.rec.Frontmatter)
+			return d != nil && sc.admits(d)
 		}
 	}
 	vhits := m.vindex.Search(qv, depth, allow)

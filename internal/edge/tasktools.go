@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/graph"
@@ -39,18 +40,25 @@ func (e *Edge) taskTool(tool string) taskHandler {
 	return nil
 }
 
-// repo resolves a call's repo: the one named, else the edge's default,
-// else the first repo with tasks in name order. With none of those the
-// call is invalid.
-func (e *Edge) repo(tool, named string) (string, error) {
+// repo resolves a call's repo among those the caller's identity may read:
+// the one named, else the edge's default, else the first repo with tasks
+// in name order. With none of those the call is invalid. A repo the
+// identity may not read is refused with the same words whether or not it
+// exists, so a token learns nothing about other repos.
+func (e *Edge) repo(ctx context.Context, tool, named string) (string, error) {
+	id := access.FromContext(ctx)
 	switch {
+	case named != "" && !id.MayRead(named):
+		return "", tools.InvalidParams(tool, fmt.Sprintf("repo %q: not a repo this client may read; name one of its repos", named))
 	case named != "":
 		return named, nil
-	case e.defaultRepo != "":
+	case e.defaultRepo != "" && id.MayRead(e.defaultRepo):
 		return e.defaultRepo, nil
 	}
-	if repos := e.board.Repos(); len(repos) > 0 {
-		return repos[0], nil
+	for _, r := range e.board.Repos() {
+		if id.MayRead(r) {
+			return r, nil
+		}
 	}
 	return "", tools.InvalidParams(tool, "repo: no repo has tasks yet and this edge has no default; name one")
 }
@@ -98,12 +106,12 @@ func nullable(s string) *string {
 
 // listTasks is seed 002 §3. Tasks come in order of creation, then id, as
 // tools.TaskSummary values.
-func (e *Edge) listTasks(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (e *Edge) listTasks(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	a, err := decodeArgs[tools.ListTasksArgs](tools.ListTasks, args)
 	if err != nil {
 		return nil, err
 	}
-	repo, err := e.repo(tools.ListTasks, a.Repo)
+	repo, err := e.repo(ctx, tools.ListTasks, a.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +299,7 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	repo, err := e.repo(tools.CreateTask, a.Repo)
+	repo, err := e.repo(ctx, tools.CreateTask, a.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +347,7 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	repo, err := e.repo(tools.UpdateTask, a.Repo)
+	repo, err := e.repo(ctx, tools.UpdateTask, a.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -395,12 +403,12 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 // getTaskDependencies is seed 002 §5: the task's dependencies in the order
 // its card lists them, or with reverse its dependents by id. An unknown id
 // is TaskNotFound (1001).
-func (e *Edge) getTaskDependencies(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (e *Edge) getTaskDependencies(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	a, err := decodeArgs[tools.GetTaskDependenciesArgs](tools.GetTaskDependencies, args)
 	if err != nil {
 		return nil, err
 	}
-	repo, err := e.repo(tools.GetTaskDependencies, a.Repo)
+	repo, err := e.repo(ctx, tools.GetTaskDependencies, a.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -439,12 +447,12 @@ func (e *Edge) getTaskDependencies(_ context.Context, args json.RawMessage) (jso
 // validateTaskGraph is seed 002 §6: the whole graph, or the part reachable
 // from one task. A cycle is a result (valid false), not an error; an
 // unknown id is TaskNotFound (1001).
-func (e *Edge) validateTaskGraph(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+func (e *Edge) validateTaskGraph(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 	a, err := decodeArgs[tools.ValidateTaskGraphArgs](tools.ValidateTaskGraph, args)
 	if err != nil {
 		return nil, err
 	}
-	repo, err := e.repo(tools.ValidateTaskGraph, a.Repo)
+	repo, err := e.repo(ctx, tools.ValidateTaskGraph, a.Repo)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/tools"
@@ -93,7 +94,7 @@ func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (jso
 	case e.m != nil && tool == tools.ReadContext:
 		return e.readContext(ctx, args)
 	case e.m != nil && tool == tools.ReadDoc:
-		return e.readDoc(args)
+		return e.readDoc(ctx, args)
 	case e.m != nil && tool == tools.SearchMemories:
 		return e.searchMemories(ctx, args)
 	case tool == tools.PruneConversation:
@@ -133,12 +134,13 @@ func (e *Edge) readContext(ctx context.Context, raw json.RawMessage) (json.RawMe
 	if err := json.Unmarshal(args, &a); err != nil {
 		return nil, tools.InvalidParams(tools.ReadContext, err.Error())
 	}
+	sc := docScope{f: a.Filters, id: access.FromContext(ctx)}
 	if search.DefaultClassifier.Classify(a.Query) == search.IntentStructural {
-		if hits := e.m.graphHits(a.Query, a.Limit, a.Filters); len(hits) > 0 {
+		if hits := e.m.graphHits(a.Query, a.Limit, sc); len(hits) > 0 {
 			return json.Marshal(hits)
 		}
 	}
-	hits, err := e.rank(ctx, a.Query, searchMode(raw), a.Limit, a.Filters)
+	hits, err := e.rank(ctx, a.Query, searchMode(raw), a.Limit, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -163,21 +165,24 @@ func searchMode(raw json.RawMessage) string {
 	return "hybrid"
 }
 
-// filtered returns the keys of searchable docs whose frontmatter passes f.
-func (m *Materialiser) filtered(f *tools.Filters) map[string]bool {
+// filtered returns the keys of searchable docs in sc.
+func (m *Materialiser) filtered(sc docScope) map[string]bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make(map[string]bool)
 	for key, d := range m.docs {
-		if d.rec.Skip == nil && matches(f, d.rec.Frontmatter) {
+		if d.rec.Skip == nil && sc.admits(d) {
 			out[key] = true
 		}
 	}
 	return out
 }
 
-// readDoc is seed 002 §2.
-func (e *Edge) readDoc(raw json.RawMessage) (json.RawMessage, error) {
+// readDoc is seed 002 §2. A document of a repo the caller's identity may
+// not read is, to that caller, not there: 1001, with suggestions only from
+// the repos it may read.
+func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	id := access.FromContext(ctx)
 	args, err := tools.Validate(tools.ReadDoc, raw)
 	if err != nil {
 		// The schema's pattern error does not say what is wrong with an
@@ -197,7 +202,7 @@ func (e *Edge) readDoc(raw json.RawMessage) (json.RawMessage, error) {
 	if problem := pathProblem(a.Path); problem != "" {
 		return nil, tools.InvalidParams(tools.ReadDoc, problem)
 	}
-	d, err := e.resolve(a.Path)
+	d, err := e.resolve(a.Path, id)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +212,7 @@ func (e *Edge) readDoc(raw json.RawMessage) (json.RawMessage, error) {
 	content, cached, err := e.m.content(d)
 	if errors.Is(err, errChangedUnderfoot) {
 		// The document was replaced between lookup and read: look again.
-		if d, err = e.resolve(a.Path); err != nil {
+		if d, err = e.resolve(a.Path, id); err != nil {
 			return nil, err
 		}
 		if d.rec.Skip != nil {
@@ -267,16 +272,19 @@ func pathProblem(p string) string {
 	return ""
 }
 
-// resolve finds the one document p names: p is looked up as a path in
-// every repo, and as <repo>/<path> when its first segment is a repo.
-func (e *Edge) resolve(p string) (*doc, error) {
+// resolve finds the one document p names among the repos id may read: p
+// is looked up as a path in each, and as <repo>/<path> when its first
+// segment is a repo.
+func (e *Edge) resolve(p string, id access.Identity) (*doc, error) {
 	m := e.m
 	m.mu.RLock()
 	var matches []*doc
 	for _, k := range m.byPath[p] {
-		matches = append(matches, m.docs[k])
+		if d := m.docs[k]; id.MayRead(d.rec.Repo) {
+			matches = append(matches, d)
+		}
 	}
-	if repo, rest, ok := strings.Cut(p, "/"); ok && m.repos[repo] > 0 {
+	if repo, rest, ok := strings.Cut(p, "/"); ok && m.repos[repo] > 0 && id.MayRead(repo) {
 		if d, ok := m.docs[events.DocKey(repo, rest)]; ok && !slices.Contains(matches, d) {
 			matches = append(matches, d)
 		}
@@ -286,7 +294,7 @@ func (e *Edge) resolve(p string) (*doc, error) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return nil, tools.FileNotFound(p, e.suggestPath(p))
+		return nil, tools.FileNotFound(p, e.suggestPath(p, id))
 	}
 	names := make([]string, len(matches))
 	for i, d := range matches {
@@ -298,12 +306,20 @@ func (e *Edge) resolve(p string) (*doc, error) {
 	return nil, err
 }
 
-// suggestPath is the known markdown path closest to p, or "". When p
-// starts with a repo's name, that repo's paths are tried first, as
-// <repo>/<path>.
-func (e *Edge) suggestPath(p string) string {
+// suggestPath is the markdown path of the repos id may read closest to
+// p, or "". When p starts with a repo's name, that repo's paths are tried
+// first, as <repo>/<path>.
+func (e *Edge) suggestPath(p string, id access.Identity) string {
 	all, byRepo := e.pathCandidates()
-	if repo, rest, ok := strings.Cut(p, "/"); ok {
+	if id.Restricted() {
+		var mine []string
+		for _, repo := range id.Repos {
+			mine = append(mine, byRepo[repo]...)
+		}
+		slices.Sort(mine)
+		all = slices.Compact(mine)
+	}
+	if repo, rest, ok := strings.Cut(p, "/"); ok && id.MayRead(repo) {
 		if s := suggest.Suggest(rest, byRepo[repo]); s != "" {
 			return repo + "/" + s
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cuedeck/cuedeck/internal/access"
 )
 
 // DefaultMaxBodyBytes bounds a request body. Tool arguments are small (a
@@ -38,12 +40,47 @@ type HTTPOptions struct {
 	SessionTimeout time.Duration
 	// Logger receives the transport's logs; nil discards them.
 	Logger *slog.Logger
+	// Tokens, when it holds any, must authenticate every request; each
+	// call then runs with the token's identity and repos.
+	Tokens *access.Tokens
+	// AllowedOrigins are browser origins admitted besides the server's
+	// own; any other Origin gets 403.
+	AllowedOrigins []string
 }
 
 // HTTPHandler serves server over Streamable HTTP at any path it is mounted
-// on. The SDK's DNS-rebinding protection stays on: a request that reaches
-// a loopback address with a non-loopback Host header gets 403.
+// on, behind an access.HTTPGuard (Origin check, bearer tokens when
+// configured). The SDK's DNS-rebinding protection stays on: a request that
+// reaches a loopback address with a non-loopback Host header gets 403.
 func HTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	guard := access.HTTPOptions{Tokens: opts.Tokens, AllowedOrigins: opts.AllowedOrigins, Logger: opts.Logger}
+	return access.HTTPGuard(limitBody(mcpHandler(server, opts), opts), guard)
+}
+
+// limitBody refuses, with 413 and a log line, a request whose declared
+// length is over the limit, before anything reads it; a body that only
+// turns out too long while read (chunked) is cut off by the SDK's own
+// limit.
+func limitBody(h http.Handler, opts HTTPOptions) http.Handler {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > opts.MaxBodyBytes {
+			log.Warn("http request refused", "reason", "body too large", "status", http.StatusRequestEntityTooLarge,
+				"bytes", r.ContentLength, "limit", opts.MaxBodyBytes, "remote", r.RemoteAddr, "path", r.URL.Path)
+			http.Error(w, fmt.Sprintf("Request Entity Too Large: at most %d bytes", opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func mcpHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
@@ -26,6 +27,9 @@ type Options struct {
 	// Logger receives the server's logs; nil discards them. On stdio it
 	// must not write to stdout, which carries the protocol.
 	Logger *slog.Logger
+	// Client names the client of calls that arrive with no token and no
+	// session (stdio, stateless HTTP) for rate limits; "local" when empty.
+	Client string
 }
 
 func (o *Options) setDefaults() {
@@ -38,6 +42,9 @@ func (o *Options) setDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Client == "" {
+		o.Client = access.LocalClient
+	}
 }
 
 // New returns an MCP server offering every tool of tools.Definitions, each
@@ -49,6 +56,10 @@ func (o *Options) setDefaults() {
 // every client understands. A *tools.Error from the caller reaches the
 // client as a JSON-RPC error with the same code, message and data; any
 // other error as an internal error (-32603) carrying the error's text.
+//
+// Each call's context carries an access.Identity: the token's, when an
+// access.HTTPGuard authenticated the request; else a client named by the
+// MCP session, or opts.Client, with every repo readable.
 func New(caller tools.Caller, opts Options) *mcp.Server {
 	opts.setDefaults()
 	s := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
@@ -62,16 +73,16 @@ func New(caller tools.Caller, opts Options) *mcp.Server {
 			Name:        d.Name,
 			Description: d.Description,
 			InputSchema: d.InputSchema,
-		}, handler(caller, d.Name, opts.Logger))
+		}, handler(caller, d.Name, opts))
 	}
 	return s
 }
 
-func handler(caller tools.Caller, tool string, log *slog.Logger) mcp.ToolHandler {
+func handler(caller tools.Caller, tool string, opts Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		out, err := caller.Call(ctx, tool, req.Params.Arguments)
+		out, err := caller.Call(access.WithIdentity(ctx, identity(req, opts.Client)), tool, req.Params.Arguments)
 		if err != nil {
-			return nil, wireError(tool, err, log)
+			return nil, wireError(tool, err, opts.Logger)
 		}
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
 		if isObject(out) {
@@ -79,6 +90,20 @@ func handler(caller tools.Caller, tool string, log *slog.Logger) mcp.ToolHandler
 		}
 		return res, nil
 	}
+}
+
+// identity is who sent req: the token's identity, else the session's
+// client (one agent per session), else the transport's.
+func identity(req *mcp.CallToolRequest, client string) access.Identity {
+	if req.Extra != nil {
+		if id, ok := access.IdentityOf(req.Extra.TokenInfo); ok {
+			return id
+		}
+	}
+	if req.Session != nil && req.Session.ID() != "" {
+		return access.Identity{Client: "session:" + req.Session.ID()}
+	}
+	return access.Identity{Client: client}
 }
 
 // wireError turns a caller's error into the JSON-RPC error the SDK sends

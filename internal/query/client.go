@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
@@ -27,6 +28,9 @@ type ClientOptions struct {
 	// Timeout bounds a call whose context has no deadline; DefaultTimeout
 	// when zero.
 	Timeout time.Duration
+	// Token is sent as a bearer token with every call, for edges that
+	// require one.
+	Token string
 }
 
 // Client is a tools.Caller that asks the edges serving its prefix.
@@ -34,6 +38,7 @@ type Client struct {
 	nc      *nats.Conn
 	prefix  string
 	timeout time.Duration
+	token   string
 }
 
 // NewClient returns a Client sending calls over nc. It returns an error
@@ -48,14 +53,16 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	return &Client{nc: nc, prefix: opts.Prefix, timeout: opts.Timeout}, nil
+	return &Client{nc: nc, prefix: opts.Prefix, timeout: opts.Timeout, token: opts.Token}, nil
 }
 
 // Call implements tools.Caller. A tool's failure is returned as the
 // *tools.Error the edge sent. When no edge answers, the error is a
 // *tools.Error (code -32603, with a suggestion) that also matches
 // ErrNoEdge and the NATS cause with errors.Is. If ctx is cancelled, the
-// error wraps ctx.Err().
+// error wraps ctx.Err(). The client of ctx's access.Identity travels with
+// the call (header Cue-Client), so that the edge's rate limits count each
+// agent apart.
 func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -66,7 +73,12 @@ func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage) (j
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	msg, err := c.nc.RequestWithContext(ctx, subject, args)
+	req := &nats.Msg{Subject: subject, Data: args, Header: nats.Header{}}
+	req.Header.Set(ClientHeader, access.FromContext(ctx).Client)
+	if c.token != "" {
+		req.Header.Set(AuthHeader, "Bearer "+c.token)
+	}
+	msg, err := c.nc.RequestMsgWithContext(ctx, req)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil, noEdge(subject, "No edge is serving", "Start the workspace daemon with `cue up`.", err)

@@ -5,8 +5,9 @@
 // tools.Caller that asks it. A *tools.Error crosses the wire intact.
 //
 // The wire format: a request's body is the tool's JSON arguments, sent to
-// <prefix>.<tool>; the reply is {"result": <json>} or
-// {"error": {"code", "message", "data"}}.
+// <prefix>.<tool>, with headers Cue-Client (who calls, for rate limits)
+// and, for edges that require tokens, Authorization: Bearer <token>; the
+// reply is {"result": <json>} or {"error": {"code", "message", "data"}}.
 package query
 
 import (
@@ -38,6 +39,13 @@ func validPrefix(prefix string) error {
 	}
 	return nil
 }
+
+// Request headers: the calling client, for rate limits, and a bearer
+// token, for edges that require one.
+const (
+	ClientHeader = "Cue-Client"
+	AuthHeader   = "Authorization"
+)
 
 // reply is the body of every answer.
 type reply struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
@@ -35,8 +36,13 @@ type Options struct {
 	// CallTimeout bounds one call on this side; 30 s when zero. A client
 	// gives up sooner with its own timeout.
 	CallTimeout time.Duration
-	// Logger receives failures; nil discards them.
+	// Logger receives failures and refused calls; nil discards them.
 	Logger *slog.Logger
+	// Tokens, when it holds any, must authenticate every call (header
+	// Authorization: Bearer); the call then runs with the token's
+	// identity and repos. Without tokens every call may read every repo:
+	// NATS permissions decide who may publish to the tool subjects.
+	Tokens *access.Tokens
 	// Ready, if set, is called once the endpoints are subscribed at the
 	// server, so that calls from any connection reach them.
 	Ready func()
@@ -169,12 +175,48 @@ func (s *server) handler(tool string) micro.HandlerFunc {
 		go func() {
 			defer s.running.Done()
 			defer func() { <-s.slots }()
-			ctx, cancel := context.WithTimeout(s.callCtx, s.opts.CallTimeout)
+			id, err := s.identify(req.Headers())
+			if err != nil {
+				s.opts.Logger.Warn("query: call refused", "tool", tool, "reason", err.Error())
+				s.respond(req, tool, nil, unauthorized(err))
+				return
+			}
+			ctx, cancel := context.WithTimeout(access.WithIdentity(s.callCtx, id), s.opts.CallTimeout)
 			defer cancel()
 			out, err := s.caller.Call(ctx, tool, json.RawMessage(req.Data()))
 			s.respond(req, tool, out, err)
 		}()
 	}
+}
+
+// identify is the caller of a request with headers h: the token's
+// identity when the service requires tokens, else the client it names.
+func (s *server) identify(h micro.Headers) (access.Identity, error) {
+	client := nats.Header(h).Get(ClientHeader)
+	if client == "" {
+		client = "nats"
+	}
+	if !s.opts.Tokens.Enabled() {
+		return access.Identity{Client: "nats:" + client}, nil
+	}
+	id, err := s.opts.Tokens.Authenticate(access.BearerSecret(nats.Header(h).Get(AuthHeader)))
+	if err != nil {
+		return access.Identity{}, err
+	}
+	// One token may serve several agents: each keeps its own limits.
+	id.Client += "/" + client
+	return id, nil
+}
+
+// unauthorized is the error of a call without a valid token. It uses HTTP's
+// 401 as its code, as the 429 of rate limits does.
+func unauthorized(err error) *tools.Error {
+	msg := "Unauthorized: no bearer token"
+	if errors.Is(err, access.ErrBadToken) {
+		msg = "Unauthorized: the bearer token matches none configured"
+	}
+	return &tools.Error{Code: tools.CodeUnauthorized, Message: msg, Data: map[string]any{
+		"suggestion": "Set the team token for this edge (config [query] token, or CUE_TOKEN)"}}
 }
 
 // respond publishes the reply itself rather than through micro.Request:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 )
@@ -15,8 +16,9 @@ import (
 // which only a process beside the workspace has: `cue up` and `cue mcp`
 // serve it; an edge alone answers that the tool needs the workspace. When
 // next is a DecisionSource (an *edge.Edge), scenes carry the team's recent
-// decisions from it.
-func Tool(next tools.Caller, fsys fs.FS) tools.Caller {
+// decisions from it. repo is the workspace's repo: a caller whose identity
+// may not read it gets no scene (1001, as if there were no workspace).
+func Tool(next tools.Caller, fsys fs.FS, repo string) tools.Caller {
 	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		if tool != tools.GetScene {
 			return next.Call(ctx, tool, args)
@@ -24,6 +26,10 @@ func Tool(next tools.Caller, fsys fs.FS) tools.Caller {
 		raw, err := tools.Validate(tools.GetScene, args)
 		if err != nil {
 			return nil, err
+		}
+		if !access.FromContext(ctx).MayRead(repo) {
+			return nil, &tools.Error{Code: tools.CodeFileNotFound, Message: "Scene Not Available", Data: map[string]any{
+				"suggestion": "This client may not read the workspace's repo; use read_context and read_doc on its own repos"}}
 		}
 		var a tools.GetSceneArgs
 		if err := json.Unmarshal(raw, &a); err != nil {

@@ -41,6 +41,7 @@ const (
 	CodeStaleCache    = 1006
 	CodeLock          = 1007
 	CodeRateLimit     = 429
+	CodeUnauthorized  = 401
 	CodeInvalidParams = -32602
 	CodeMethodMissing = -32601
 	CodeInternal      = -32603

@@ -11,7 +11,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -127,6 +130,44 @@ type MCPConfig struct {
 	// the daemon file). Set "" with HTTPDisabled to turn it off.
 	HTTPAddr     string `toml:"http_addr"`
 	HTTPDisabled bool   `toml:"http_disabled"`
+	// AllowedOrigins are browser origins admitted besides the server's
+	// own (e.g. "https://dash.team.example").
+	AllowedOrigins []string `toml:"allowed_origins"`
+	// Tokens authenticate HTTP and NATS tool calls; with any configured,
+	// every call needs one, and a non-loopback http_addr needs them.
+	Tokens []access.TokenConfig `toml:"tokens"`
+	// RateLimits override seed 002 §6's per-tool limits; a tool not
+	// listed keeps its default. RateLimitsDisabled turns them all off.
+	RateLimits         map[string]RateLimitConfig `toml:"rate_limits"`
+	RateLimitsDisabled bool                       `toml:"rate_limits_disabled"`
+	// QueryToken is sent with `cue mcp`'s calls, for team edges (reached
+	// through a leaf node) that require a token; CUE_TOKEN overrides it.
+	QueryToken string `toml:"query_token"`
+}
+
+// RateLimitConfig is one tool's limit: Limit calls per Window sustained,
+// Burst at once (default Limit).
+type RateLimitConfig struct {
+	Limit  int      `toml:"limit"`
+	Burst  int      `toml:"burst"`
+	Window Duration `toml:"window"`
+}
+
+// RateRules are the limits in force: nil when disabled, else seed 002's
+// table with the configured overrides.
+func (c MCPConfig) RateRules() map[string]resilience.RateRule {
+	if c.RateLimitsDisabled {
+		return nil
+	}
+	rules := resilience.DefaultRateRules()
+	for tool, r := range c.RateLimits {
+		w := r.Window.Duration
+		if w == 0 {
+			w = time.Minute
+		}
+		rules[tool] = resilience.RateRule{Limit: r.Limit, Burst: r.Burst, Window: w}
+	}
+	return rules
 }
 
 // SceneConfig holds scene defaults.
@@ -257,6 +298,27 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config [[transcripts.chat]] #%d repo %q is not a repo of this workspace (use %q or a [[repos]] name)", i+1, ch.Repo, c.Workspace.Name)
 		}
 	}
+	if _, err := access.NewTokens(c.MCP.Tokens); err != nil {
+		return fmt.Errorf("config [[mcp.tokens]] %w", err)
+	}
+	for _, t := range c.MCP.Tokens {
+		for _, r := range t.Repos {
+			if err := events.ValidateRepo(r); r != "*" && err != nil {
+				return fmt.Errorf("config [[mcp.tokens]] %q repos: %w", t.Name, err)
+			}
+		}
+	}
+	if !c.MCP.HTTPDisabled && !access.IsLoopback(c.MCP.HTTPAddr) && len(c.MCP.Tokens) == 0 {
+		return fmt.Errorf("config [mcp] http_addr %s is reachable from other machines: add [[mcp.tokens]], or bind 127.0.0.1", c.MCP.HTTPAddr)
+	}
+	for tool, r := range c.MCP.RateLimits {
+		if tools.Lookup(tool) == nil {
+			return fmt.Errorf("config [mcp.rate_limits] %q is not a tool (e.g. read_context, read_doc, list_tasks)", tool)
+		}
+		if r.Limit < 1 || r.Burst < 0 || r.Window.Duration < 0 {
+			return fmt.Errorf("config [mcp.rate_limits.%s]: limit must be 1 or more, burst 0 or more, window positive (e.g. limit = 10, burst = 15, window = \"60s\")", tool)
+		}
+	}
 	if c.Ingest.InlineBytes > 1<<20 {
 		return fmt.Errorf("config [ingest] inline_bytes %d: at most 1 MiB travels inline (NATS payload limit); larger files go through the object store anyway", c.Ingest.InlineBytes)
 	}
@@ -346,7 +408,19 @@ replicas = 1
 
 [mcp]
 # MCP over Streamable HTTP; port 0 picks a free port (see `+"`cue status`"+`).
+# Any address other than loopback needs tokens.
 http_addr = "127.0.0.1:0"
+# Browser origins allowed besides the server's own; others get 403.
+allowed_origins = []
+# Seed 002's per-tool, per-client limits; override one with e.g.
+# [mcp.rate_limits.read_context] limit = 60, burst = 90, window = "60s".
+rate_limits_disabled = false
+# Bearer tokens for HTTP and NATS tool calls; each names the repos it may
+# read (["*"]: all). With any token set, every call needs one.
+# [[mcp.tokens]]
+# name = "ci"
+# sha256 = "<hex digest of the secret: printf %%s SECRET | sha256sum>"
+# repos = ["app"]
 
 [scene]
 token_limit = 32000
