@@ -15,6 +15,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
+	"github.com/cuedeck/cuedeck/pkg/core/guard"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/suggest"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
@@ -85,7 +86,20 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // (message "File Not Indexed", data reason and detail). search_memories
 // and prune_conversation fail only with CodeInvalidParams; the task tools'
 // errors are listed on their methods.
+//
+// Every result and every error's message and data pass the security guard
+// (tools.RedactResult, tools.RedactError) on the way out, whichever tool
+// made them: repository text, memories and task titles can all hold a
+// secret someone committed.
 func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	out, err := e.call(ctx, tool, args)
+	if err != nil {
+		return nil, tools.RedactError(err)
+	}
+	return tools.RedactResult(out), nil
+}
+
+func (e *Edge) call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -218,7 +232,10 @@ func (e *Edge) readDoc(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge: read_doc %s/%s: %w", d.rec.Repo, d.rec.Path, err)
 	}
-	res := tools.ReadDocResult{Path: d.rec.Path, Repo: d.rec.Repo, Cached: cached}
+	// Redacted before the hash and token count, which describe what the
+	// agent receives; line ranges still hold, as redaction keeps lines.
+	content, _ = guard.RedactKeepingLines(content)
+	res := tools.ReadDocResult{Path: d.rec.Path, Repo: d.rec.Repo, Cached: cached, ContentTrust: tools.TrustData}
 	if a.Anchor == "" {
 		res.Content = strings.TrimSpace(content)
 		res.Tokens = d.tokensOfTrimmed(res.Content)
@@ -250,6 +267,11 @@ func (d *doc) tokensOfTrimmed(trimmed string) int {
 
 // pathProblem says why p cannot name a file inside a repository, or "".
 func pathProblem(p string) string {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Sprintf("path %q contains a control character: give a plain repo-relative path, e.g. docs/api.md", p)
+		}
+	}
 	switch {
 	case strings.Contains(p, `\`):
 		return fmt.Sprintf("path %q contains '\\': give a repo-relative path with '/' separators, e.g. docs/api.md", p)
