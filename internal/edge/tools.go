@@ -368,7 +368,15 @@ func (e *Edge) pathCandidates() (all []string, byRepo map[string][]string) {
 // file exists, so "File Not Found" would mislead, but to an agent it is
 // equally unreadable through CueDeck, so it keeps code 1001 with its own
 // message and the reason.
+//
+// The detail of an escaping symlink names where it leads, outside the
+// repository: that is the machine's layout, not the repository's, so the
+// agent gets the rule instead.
 func notIndexed(d *doc) *tools.Error {
+	detail := d.rec.Skip.Detail
+	if d.rec.Skip.Reason == events.SkipSymlinkEscapes {
+		detail = "a symlink leading outside the repository; symlinks are followed only within it"
+	}
 	return &tools.Error{
 		Code:    tools.CodeFileNotFound,
 		Message: "File Not Indexed",
@@ -376,7 +384,7 @@ func notIndexed(d *doc) *tools.Error {
 			"path":       d.rec.Path,
 			"repo":       d.rec.Repo,
 			"reason":     string(d.rec.Skip.Reason),
-			"detail":     d.rec.Skip.Detail,
+			"detail":     detail,
 			"suggestion": "CueDeck saw this file but did not index it; read it from the workspace directly.",
 		},
 	}
