@@ -81,7 +81,10 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // Call runs one tool. Arguments are checked against the tool's schema and
 // completed with its defaults first. Failures an agent should see are
 // *tools.Error: CodeMethodMissing for a tool this edge does not serve,
-// CodeInvalidParams, and CodeFileNotFound (1001) for an unknown file (with a
+// CodeInvalidParams (also for a read_doc path that leaves the repository:
+// '..', absolute, '\', control characters or empty segments, refused before
+// any lookup and without a suggestion, which would resolve the traversal),
+// and CodeFileNotFound (1001) for an unknown file (with a
 // suggestion when one is close) or a file ingest saw but did not index
 // (message "File Not Indexed", data reason and detail). search_memories
 // and prune_conversation fail only with CodeInvalidParams; the task tools'
