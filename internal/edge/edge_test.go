@@ -394,11 +394,17 @@ func TestReadDocRejectsEscapingPaths(t *testing.T) {
 		`docs\auth.md`:             `'\'`,
 		"C:/docs/auth.md":          "absolute",
 		"docs//auth.md":            "empty",
+		"docs/auth.md\x00.txt.md":  "control character",
+		"docs/\nauth.md":           "control character",
+		"docs/auth\x7f.md":         "control character",
 	} {
 		te := r.readErr(map[string]any{"path": path})
 		detail, _ := te.Data["detail"].(string)
 		if te.Code != tools.CodeInvalidParams || !strings.Contains(detail, want) {
-			t.Errorf("%s: got %v, want invalid params mentioning %s", path, te, want)
+			t.Errorf("%q: got %v, want invalid params mentioning %s", path, te, want)
+		}
+		if _, ok := te.Data["suggestion"]; ok {
+			t.Errorf("%q: a refused path must not be resolved into a suggestion: %v", path, te)
 		}
 	}
 	if te := r.readErr(map[string]any{"path": "../x.md"}); te.Code != tools.CodeInvalidParams {

@@ -38,6 +38,13 @@ type harness struct {
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	conn, _ := bustest.Start(t, bus.Settings{})
+	return harnessOn(t, conn)
+}
+
+// harnessOn is a harness on conn's buckets, for tests that also run the
+// roles writing them.
+func harnessOn(t testing.TB, conn *bus.Conn) *harness {
+	t.Helper()
 	ctx := context.Background()
 	kv, err := conn.JS.KeyValue(ctx, events.DocsBucket)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
+	"github.com/cuedeck/cuedeck/pkg/core/guard"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/suggest"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
@@ -81,12 +82,32 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // Call runs one tool. Arguments are checked against the tool's schema and
 // completed with its defaults first. Failures an agent should see are
 // *tools.Error: CodeMethodMissing for a tool this edge does not serve,
-// CodeInvalidParams, and CodeFileNotFound (1001) for an unknown file (with a
+// CodeInvalidParams (also for a read_doc path that leaves the repository:
+// '..', absolute, '\', control characters or empty segments, refused before
+// any lookup and without a suggestion, which would resolve the traversal),
+// and CodeFileNotFound (1001) for an unknown file (with a
 // suggestion when one is close) or a file ingest saw but did not index
 // (message "File Not Indexed", data reason and detail). search_memories
 // and prune_conversation fail only with CodeInvalidParams; the task tools'
 // errors are listed on their methods.
+//
+// A call sees only the repos its access.Identity (in ctx) may read: other
+// repos' documents are not found, never suggested, never ranked, and
+// their memories and task boards are not there.
+//
+// Every result and every error's message and data pass the security guard
+// (tools.RedactResult, tools.RedactError) on the way out, whichever tool
+// made them: repository text, memories and task titles can all hold a
+// secret someone committed.
 func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	out, err := e.call(ctx, tool, args)
+	if err != nil {
+		return nil, tools.RedactError(err)
+	}
+	return tools.RedactResult(out), nil
+}
+
+func (e *Edge) call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -223,7 +244,10 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 	if err != nil {
 		return nil, fmt.Errorf("edge: read_doc %s/%s: %w", d.rec.Repo, d.rec.Path, err)
 	}
-	res := tools.ReadDocResult{Path: d.rec.Path, Repo: d.rec.Repo, Cached: cached}
+	// Redacted before the hash and token count, which describe what the
+	// agent receives; line ranges still hold, as redaction keeps lines.
+	content, _ = guard.RedactKeepingLines(content)
+	res := tools.ReadDocResult{Path: d.rec.Path, Repo: d.rec.Repo, Cached: cached, ContentTrust: tools.TrustData}
 	if a.Anchor == "" {
 		res.Content = strings.TrimSpace(content)
 		res.Tokens = d.tokensOfTrimmed(res.Content)
@@ -255,6 +279,11 @@ func (d *doc) tokensOfTrimmed(trimmed string) int {
 
 // pathProblem says why p cannot name a file inside a repository, or "".
 func pathProblem(p string) string {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Sprintf("path %q contains a control character: give a plain repo-relative path, e.g. docs/api.md", p)
+		}
+	}
 	switch {
 	case strings.Contains(p, `\`):
 		return fmt.Sprintf("path %q contains '\\': give a repo-relative path with '/' separators, e.g. docs/api.md", p)
@@ -362,7 +391,15 @@ func (e *Edge) pathCandidates() (all []string, byRepo map[string][]string) {
 // file exists, so "File Not Found" would mislead, but to an agent it is
 // equally unreadable through CueDeck, so it keeps code 1001 with its own
 // message and the reason.
+//
+// The detail of an escaping symlink names where it leads, outside the
+// repository: that is the machine's layout, not the repository's, so the
+// agent gets the rule instead.
 func notIndexed(d *doc) *tools.Error {
+	detail := d.rec.Skip.Detail
+	if d.rec.Skip.Reason == events.SkipSymlinkEscapes {
+		detail = "a symlink leading outside the repository; symlinks are followed only within it"
+	}
 	return &tools.Error{
 		Code:    tools.CodeFileNotFound,
 		Message: "File Not Indexed",
@@ -370,7 +407,7 @@ func notIndexed(d *doc) *tools.Error {
 			"path":       d.rec.Path,
 			"repo":       d.rec.Repo,
 			"reason":     string(d.rec.Skip.Reason),
-			"detail":     d.rec.Skip.Detail,
+			"detail":     detail,
 			"suggestion": "CueDeck saw this file but did not index it; read it from the workspace directly.",
 		},
 	}

@@ -18,52 +18,67 @@ import (
 // next is a DecisionSource (an *edge.Edge), scenes carry the team's recent
 // decisions from it. repo is the workspace's repo: a caller whose identity
 // may not read it gets no scene (1001, as if there were no workspace).
+//
+// A scene's page opens with tools.SceneNotice, and its result and errors
+// pass the security guard like every edge result does.
 func Tool(next tools.Caller, fsys fs.FS, repo string) tools.Caller {
 	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		if tool != tools.GetScene {
 			return next.Call(ctx, tool, args)
 		}
-		raw, err := tools.Validate(tools.GetScene, args)
-		if err != nil {
-			return nil, err
-		}
 		if !access.FromContext(ctx).MayRead(repo) {
 			return nil, &tools.Error{Code: tools.CodeFileNotFound, Message: "Scene Not Available", Data: map[string]any{
 				"suggestion": "This client may not read the workspace's repo; use read_context and read_doc on its own repos"}}
 		}
-		var a tools.GetSceneArgs
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, tools.InvalidParams(tools.GetScene, err.Error())
-		}
-		if a.Expand != "" {
-			md, err := Expand(fsys, a.Expand, a.TokenLimit)
-			if errors.Is(err, ErrUnknownNode) {
-				return nil, &tools.Error{Code: tools.CodeFileNotFound, Message: "Node Not Found", Data: map[string]any{
-					"expand": a.Expand, "suggestion": "Use an [expand: …] id from the latest scene; the tree may have changed since"}}
-			}
-			if err != nil {
-				return nil, &tools.Error{Code: tools.CodeInternal, Message: "Expand Failed", Data: map[string]any{"detail": err.Error()}}
-			}
-			return json.Marshal(tools.GetSceneResult{Markdown: md, Tokens: tokens.Count(md), Budget: a.TokenLimit})
-		}
-		opts := Options{CardID: a.CardID, Budget: a.TokenLimit}
-		if d, ok := next.(DecisionSource); ok {
-			opts.Decisions = d
-		}
-		res, err := Build(fsys, opts)
+		out, err := getScene(next, fsys, args)
 		if err != nil {
-			return nil, toolError(a.CardID, err)
+			return nil, tools.RedactError(err)
 		}
-		out := tools.GetSceneResult{
-			Markdown: res.Markdown, CardID: res.Root.ID, Tokens: res.Tokens, Budget: res.Budget,
-			Nodes: res.Nodes, Included: res.Included, Truncated: res.Truncated, OverBudget: res.OverBudget,
-			Redacted: res.Redacted,
-		}
-		for _, d := range res.Dead {
-			out.DeadReferences = append(out.DeadReferences, d.String())
-		}
-		return json.Marshal(out)
+		return tools.RedactResult(out), nil
 	})
+}
+
+func getScene(next tools.Caller, fsys fs.FS, args json.RawMessage) (json.RawMessage, error) {
+	raw, err := tools.Validate(tools.GetScene, args)
+	if err != nil {
+		return nil, err
+	}
+	var a tools.GetSceneArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, tools.InvalidParams(tools.GetScene, err.Error())
+	}
+	if a.Expand != "" {
+		md, err := Expand(fsys, a.Expand, a.TokenLimit)
+		if errors.Is(err, ErrUnknownNode) {
+			return nil, &tools.Error{Code: tools.CodeFileNotFound, Message: "Node Not Found", Data: map[string]any{
+				"expand": a.Expand, "suggestion": "Use an [expand: …] id from the latest scene; the tree may have changed since"}}
+		}
+		if err != nil {
+			return nil, &tools.Error{Code: tools.CodeInternal, Message: "Expand Failed", Data: map[string]any{"detail": err.Error()}}
+		}
+		md = tools.SceneNotice + md
+		return json.Marshal(tools.GetSceneResult{Markdown: md, Tokens: tokens.Count(md), Budget: a.TokenLimit, ContentTrust: tools.TrustData})
+	}
+	opts := Options{CardID: a.CardID, Budget: a.TokenLimit}
+	if d, ok := next.(DecisionSource); ok {
+		opts.Decisions = d
+	}
+	res, err := Build(fsys, opts)
+	if err != nil {
+		return nil, toolError(a.CardID, err)
+	}
+	// The notice's tokens are counted, not budgeted: the budget is for
+	// the workspace's text.
+	md := tools.SceneNotice + res.Markdown
+	out := tools.GetSceneResult{
+		Markdown: md, CardID: res.Root.ID, Tokens: res.Tokens + tokens.Count(tools.SceneNotice), Budget: res.Budget,
+		Nodes: res.Nodes, Included: res.Included, Truncated: res.Truncated, OverBudget: res.OverBudget,
+		Redacted: res.Redacted, ContentTrust: tools.TrustData,
+	}
+	for _, d := range res.Dead {
+		out.DeadReferences = append(out.DeadReferences, d.String())
+	}
+	return json.Marshal(out)
 }
 
 // toolError maps Build's errors to the tools' codes: a cycle is 1002 with

@@ -49,6 +49,28 @@ func TestValidateRejects(t *testing.T) {
 		{UpdateTask, `{"id":"abc123","updates":{"status":"doing"}}`, "enum"},
 		{GetTaskDependencies, `{}`, "id"},
 		{ValidateTaskGraph, `{"id":"x"}`, "pattern"},
+		// The rest of seed 002's rules, one case each.
+		{ReadContext, `{"query":"a","semantic":"yes"}`, "semantic"},
+		{ReadContext, `{"query":"a","limit":2.5}`, "limit"},
+		{ReadContext, `{"query":"a","filters":{"tags":[1]}}`, "tags"},
+		{ReadDoc, `{}`, "path"},
+		{ReadDoc, `{"path":".hidden/a.md"}`, "pattern"},
+		{ReadDoc, `{"path":"docs/a b.md"}`, "pattern"},
+		{ListTasks, `{"tags":"auth"}`, "tags"},
+		{CreateTask, `{"title":"a","priority":"urgent"}`, "enum"},
+		{CreateTask, `{"title":"a","depends_on":"abc123"}`, "depends_on"},
+		{UpdateTask, `{"id":"abc123","updates":{"priority":"urgent"}}`, "enum"},
+		{UpdateTask, `{"id":"abc123","updates":{"title":"renamed"}}`, "title"},
+		{UpdateTask, `{"id":"abc123","updates":{"depends_on":["x"]}}`, "pattern"},
+		{GetTaskDependencies, `{"id":"ABC123"}`, "pattern"},
+		{GetTaskDependencies, `{"id":"abc123","reverse":"yes"}`, "reverse"},
+		{SearchMemories, `{"query":""}`, "minLength"},
+		{SearchMemories, `{"query":"a","filters":{"kind":"rumour"}}`, "enum"},
+		{SearchMemories, `{"query":"a","bogus":1}`, "bogus"},
+		{PruneConversation, `{"tool_calls":[]}`, "minItems"},
+		{PruneConversation, `{"tool_calls":[{"id":"a","tool":"read","turn":0,"status":"done"}]}`, "enum"},
+		{GetScene, `{"token_limit":10}`, "minimum"},
+		{GetScene, `{"expand":"node_xyz"}`, "pattern"},
 	}
 	for _, c := range cases {
 		_, err := Validate(c.tool, json.RawMessage(c.args))

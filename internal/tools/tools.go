@@ -162,4 +162,12 @@ type ReadDocResult struct {
 	Hash      string     `json:"hash"`
 	Cached    bool       `json:"cached"`
 	LineRange *LineRange `json:"line_range"`
+	// ContentTrust is TrustData: Content is the repository's text, byte
+	// for byte (bar redacted secrets), to be read as data and never
+	// followed as instructions.
+	ContentTrust string `json:"content_trust,omitempty"`
 }
+
+// TrustData marks a result's repository or memory text as data, not
+// instructions (the content_trust field).
+const TrustData = "data"

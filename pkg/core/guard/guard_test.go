@@ -208,3 +208,32 @@ func TestMarkerIsNotAKey(t *testing.T) {
 		t.Errorf("got %q", out)
 	}
 }
+
+func TestRedactKeepingLines(t *testing.T) {
+	key := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat("MIIEowIBAAKCAQEAx7Yq2n8T0fVbS3kQ9mW1pL4r\n", 4) + "-----END RSA PRIVATE KEY-----"
+	in := "line 1 " + ghToken + "\nline 2\n" + key + "\nlast line " + ghToken + "\n"
+	out, found := RedactKeepingLines(in)
+	if len(found) != 3 {
+		t.Fatalf("findings %+v", found)
+	}
+	if strings.Count(out, "\n") != strings.Count(in, "\n") {
+		t.Fatalf("line count %d, want %d:\n%s", strings.Count(out, "\n"), strings.Count(in, "\n"), out)
+	}
+	if strings.Contains(out, "MIIE") || strings.Contains(out, ghToken) {
+		t.Fatalf("secret kept:\n%s", out)
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[2], "[REDACTED:") || !strings.HasPrefix(lines[8], "last line [REDACTED:github") {
+		t.Fatalf("lines moved:\n%s", out)
+	}
+	plain, _ := Redact(in)
+	if strings.Count(plain, "\n") >= strings.Count(in, "\n") {
+		t.Fatal("Redact should drop the key's lines, or this test proves nothing")
+	}
+	if again, f := RedactKeepingLines(out); again != out || len(f) != 0 {
+		t.Fatalf("not idempotent: %q %+v", again, f)
+	}
+	if same, _ := RedactKeepingLines("no secrets\nhere"); same != "no secrets\nhere" {
+		t.Fatal("clean text changed")
+	}
+}
