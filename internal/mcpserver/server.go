@@ -110,6 +110,9 @@ func identity(req *mcp.CallToolRequest, client string) access.Identity {
 // unchanged. The SDK would send any other error with code 0, so internal
 // failures are given -32603 here.
 func wireError(tool string, err error, log *slog.Logger) *jsonrpc.Error {
+	// Whatever the caller is (an edge guards its own errors, a remote one
+	// may be older), nothing leaves unguarded.
+	err = tools.RedactError(err)
 	var te *tools.Error
 	if errors.As(err, &te) {
 		we := &jsonrpc.Error{Code: int64(te.Code), Message: te.Message}
@@ -124,7 +127,7 @@ func wireError(tool string, err error, log *slog.Logger) *jsonrpc.Error {
 		return we
 	}
 	log.Error("tool call failed", "tool", tool, "error", err)
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + err.Error()}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: tools.Internal(err).Message}
 }
 
 // isObject reports whether raw JSON is an object, skipping leading space.

@@ -235,7 +235,7 @@ func (s *server) respond(req micro.Request, tool string, out json.RawMessage, er
 		var te *tools.Error
 		if !errors.As(err, &te) {
 			s.opts.Logger.Error("query: tool call failed", "tool", tool, "error", err)
-			te = &tools.Error{Code: tools.CodeInternal, Message: "Internal error: " + err.Error()}
+			te = tools.Internal(err)
 		}
 		body, merr := json.Marshal(reply{Error: te})
 		if merr != nil {

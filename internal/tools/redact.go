@@ -98,3 +98,11 @@ func RedactError(err error) error {
 	}
 	return &Error{Code: te.Code, Message: msg, Data: data}
 }
+
+// Internal is the -32603 error a transport sends for a failure that is not
+// a *Error. Its text passes the guard: a wrapped error can quote a path, a
+// URL with credentials, or a line of a file.
+func Internal(err error) *Error {
+	msg, _ := guard.Redact(err.Error())
+	return &Error{Code: CodeInternal, Message: "Internal error: " + msg}
+}

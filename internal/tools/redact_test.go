@@ -54,3 +54,10 @@ func TestRedactError(t *testing.T) {
 		t.Fatalf("shape lost: %v", got)
 	}
 }
+
+func TestInternalErrorIsGuarded(t *testing.T) {
+	e := Internal(fmt.Errorf("fetch https://x.example/?token=%s: %w", secret, errors.New("refused")))
+	if e.Code != CodeInternal || strings.Contains(e.Message, secret) || !strings.Contains(e.Message, "Internal error: fetch") || !strings.Contains(e.Message, "refused") {
+		t.Errorf("%+v", e)
+	}
+}
