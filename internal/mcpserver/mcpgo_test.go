@@ -29,6 +29,14 @@ var mcpgoTransports = []struct {
 	{"http-stateless", false, func(t *testing.T) transport.Interface {
 		return mustHTTP(t, serveHTTP(t, mcpserver.HTTPOptions{Stateless: true}))
 	}},
+	{"http-token", true, func(t *testing.T) transport.Interface {
+		tr, err := transport.NewStreamableHTTP(serveHTTP(t, mcpserver.HTTPOptions{Tokens: testTokens(t)}),
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testSecret}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}},
 	{"stdio", false, func(t *testing.T) transport.Interface {
 		return transport.NewStdio(os.Args[0], []string{stdioEnv + "=1", "GORACE=atexit_sleep_ms=0"})
 	}},

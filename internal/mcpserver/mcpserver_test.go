@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/tools/toolstest"
@@ -105,12 +107,39 @@ var sdkTransports = []struct {
 	{"stdio", false, func(t *testing.T) mcp.Transport {
 		return &mcp.CommandTransport{Command: stdioCommand(t)}
 	}},
+	{"http-token", true, func(t *testing.T) mcp.Transport {
+		return &mcp.StreamableClientTransport{
+			Endpoint:   serveHTTP(t, mcpserver.HTTPOptions{Tokens: testTokens(t)}),
+			HTTPClient: &http.Client{Transport: withBearer{testSecret}},
+		}
+	}},
+}
+
+// testSecret is the one token of the servers that require tokens.
+const testSecret = "suite-0123456789abcdefghijkl"
+
+func testTokens(t *testing.T) *access.Tokens {
+	t.Helper()
+	tok, err := access.NewTokens([]access.TokenConfig{{Name: "suite", Token: testSecret, Repos: []string{"*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+type withBearer struct{ secret string }
+
+func (b withBearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.secret)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // versions are what clients propose and what they must end up speaking:
 // their own choice when the server knows it, the newest otherwise.
 var versions = []struct{ propose, want string }{
 	{"", "2026-07-28"},
+	{"2026-07-28", "2026-07-28"},
 	{"2025-11-25", "2025-11-25"},
 	{"2025-03-26", "2025-03-26"},
 	{"2099-01-01", "2026-07-28"},
