@@ -23,6 +23,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/internal/telemetry"
 )
 
 func main() {
@@ -64,23 +65,33 @@ func run() error {
 	board := tasks.NewBoard(conn.JS, log)
 	host, _ := os.Hostname()
 	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo))
+	// Both transports answer through one instrumented caller, so the
+	// metrics count every call whichever way it came.
+	metrics := telemetry.NewMetrics()
+	caller := metrics.Instrument(edg)
+	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log})
+	metrics.RegisterMonitor(mon)
+	metrics.RegisterEdge(mat)
 	// Started in order, stopped in reverse: HTTP and the query service stop
 	// answering before the edge syncs and closes its store.
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
+	g.Start("lag-monitor", mon.Run)
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, edg, query.Options{Prefix: *prefix})
+		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: *prefix})
 	})
 	if *httpAddr != "" {
 		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
 			return fmt.Errorf("--http %s: %w", *httpAddr, err)
 		}
-		log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
-		srv := mcpserver.New(edg, mcpserver.Options{Logger: log})
+		base := "http://" + ln.Addr().String()
+		log.Info("serving MCP and operations endpoints", "url", base+telemetry.PathMCP, "healthz", base+telemetry.PathHealth, "readyz", base+telemetry.PathReady, "metrics", base+telemetry.PathMetrics)
+		srv := mcpserver.New(caller, mcpserver.Options{Logger: log})
+		mux := telemetry.Mux(mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{}), metrics, mon)
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.ServeListener(ctx, ln, mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{}))
+			return mcpserver.ServeListener(ctx, ln, mux)
 		})
 	}
 	return g.Wait()

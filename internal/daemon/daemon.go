@@ -30,6 +30,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/internal/telemetry"
 	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -209,7 +210,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("open the workspace %s: %w", ws.Root, err)
 	}
 	defer wsRoot.Close()
-	caller := scenes.Tool(edg, wsRoot.FS())
+	// One instrumented caller answers both transports, so the metrics
+	// count every call whichever way it came.
+	metrics := telemetry.NewMetrics()
+	caller := metrics.Instrument(scenes.Tool(edg, wsRoot.FS()))
+	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
+	metrics.RegisterMonitor(mon)
+	metrics.RegisterEdge(mat)
 	mcpSrv := mcpserver.New(caller, mcpserver.Options{Logger: log.With("role", "mcp")})
 
 	// Started in this order, stopped in reverse: ingest stops watching
@@ -220,13 +227,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
+	g.Start("lag-monitor", mon.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: QueryPrefix, Ready: func() { close(queryReady) }})
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.ServeListener(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}))
+			mux := telemetry.Mux(mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{}), metrics, mon)
+			return mcpserver.ServeListener(ctx, httpLn, mux)
 		})
 	}
 	if embedder != nil {
