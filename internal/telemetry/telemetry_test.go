@@ -138,7 +138,7 @@ func startEdge(t *testing.T, conn *bus.Conn, g *gate) *edgeUnderTest {
 		wg.Wait()
 	})
 	e := &edgeUnderTest{mat: mat, board: board, metrics: telemetry.NewMetrics()}
-	e.mon = telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Timeout: 500 * time.Millisecond})
+	e.mon = telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Timeout: 200 * time.Millisecond})
 	e.metrics.RegisterMonitor(e.mon)
 	e.metrics.RegisterEdge(mat)
 	mcp := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "mcp") })
@@ -458,5 +458,39 @@ func TestInstrumentLabelsUnknownTools(t *testing.T) {
 	defer srv.Close()
 	if got := mustValue(t, scrape(t, srv.URL), "cue_tool_calls_total", "tool", telemetry.ToolUnknown, "outcome", telemetry.OutcomeInternal); got != 3 {
 		t.Fatalf("calls of unknown tools = %v, want 3 under one label", got)
+	}
+}
+
+// Run reads heads in the background until cancelled; a head that fails is
+// reported and clears on the next good reading.
+func TestMonitorRunReadsHeads(t *testing.T) {
+	var fail atomic.Bool
+	var applied atomic.Uint64
+	mon := telemetry.NewMonitor(func() []telemetry.Progress {
+		return []telemetry.Progress{{Feed: "f", Applied: applied.Load(), Replayed: true, GatesReady: true, Head: func(context.Context) (uint64, error) {
+			if fail.Load() {
+				return 0, fmt.Errorf("no route to the cluster")
+			}
+			return 7, nil
+		}}}
+	}, telemetry.MonitorOptions{Interval: time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	bustest.Eventually(t, 5*time.Second, "head read", func() bool { return mon.Report().Feeds[0].Behind == 7 })
+	fail.Store(true)
+	bustest.Eventually(t, 5*time.Second, "head error reported", func() bool {
+		f := mon.Report().Feeds[0]
+		return f.HeadError != "" && f.Head == 7
+	})
+	fail.Store(false)
+	applied.Store(7)
+	bustest.Eventually(t, 5*time.Second, "caught up", func() bool {
+		r := mon.Report()
+		return !r.Lagging && r.Feeds[0].HeadError == ""
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil", err)
 	}
 }
