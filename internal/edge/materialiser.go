@@ -220,7 +220,7 @@ type Materialiser struct {
 	readyLeft            atomic.Int32
 	docsReady, memsReady sync.Once
 
-	// progress is one entry per bucket Run follows, in followAll's order.
+	// progress is one entry per bucket Run follows.
 	progress []*feedProgress
 
 	// storeMu keeps reads of the store from racing its close.
@@ -388,7 +388,7 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 		})
 	}
 	for i := range feeds {
-		feeds[i].progress = m.progress[i]
+		feeds[i].progress = m.progressOf(feeds[i].bucket)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -783,6 +783,17 @@ func (m *Materialiser) Status() Status {
 		st.VectorBytes = m.vindex.Bytes()
 	}
 	return st
+}
+
+// progressOf is bucket's entry of m.progress; Open lists every bucket Run
+// follows.
+func (m *Materialiser) progressOf(bucket string) *feedProgress {
+	for _, p := range m.progress {
+		if p.bucket == bucket {
+			return p
+		}
+	}
+	panic("edge: no progress entry for followed bucket " + bucket)
 }
 
 // Feeds reports the progress of each bucket the materialiser follows:
