@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +18,7 @@ func StreamHead(js jetstream.StreamManager, stream string) func(ctx context.Cont
 	return func(ctx context.Context) (uint64, error) {
 		s, err := js.Stream(ctx, stream)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("read the head of stream %s: %w", stream, err)
 		}
 		return s.CachedInfo().State.LastSeq, nil
 	}
