@@ -28,6 +28,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/internal/telemetry"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 )
@@ -91,12 +92,20 @@ func run() error {
 	board := tasks.NewBoard(conn.JS, log)
 	host, _ := os.Hostname()
 	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo))
-	caller := access.RateLimit(edg, limiter, log)
+	// Both transports answer through one instrumented caller, so the
+	// metrics count every call whichever way it came, the rate limits'
+	// refusals included.
+	metrics := telemetry.NewMetrics()
+	caller := metrics.Instrument(access.RateLimit(edg, limiter, log))
+	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log})
+	metrics.RegisterMonitor(mon)
+	metrics.RegisterEdge(mat)
 	// Started in order, stopped in reverse: HTTP and the query service stop
 	// answering before the edge syncs and closes its store.
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
+	g.Start("lag-monitor", mon.Run)
 	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: *prefix, Tokens: tokens, Logger: log})
 	})
@@ -105,11 +114,13 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("--http %s: %w", *httpAddr, err)
 		}
-		log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+		base := "http://" + ln.Addr().String()
+		log.Info("serving MCP and operations endpoints", "url", base+telemetry.PathMCP, "healthz", base+telemetry.PathHealth, "readyz", base+telemetry.PathReady, "metrics", base+telemetry.PathMetrics)
 		srv := mcpserver.New(caller, mcpserver.Options{Logger: log})
 		h := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Tokens: tokens, AllowedOrigins: splitList(*origins), Logger: log})
+		mux := telemetry.Mux(h, metrics, mon)
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.ServeListener(ctx, ln, h)
+			return mcpserver.ServeListener(ctx, ln, mux)
 		})
 	}
 	return g.Wait()

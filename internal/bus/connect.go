@@ -63,6 +63,15 @@ func Connect(ctx context.Context, url string, o ConnectOptions) (*Conn, error) {
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			logger.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
 		}),
+		// Without it nats.go prints asynchronous errors (slow consumers,
+		// inactive consumers) to stderr as bare text, outside the logs.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				logger.Warn("nats asynchronous error", "err", err, "subject", sub.Subject)
+				return
+			}
+			logger.Warn("nats asynchronous error", "err", err)
+		}),
 	}
 	if o.Credentials != "" {
 		opts = append(opts, nats.UserCredentials(o.Credentials))

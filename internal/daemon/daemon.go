@@ -31,6 +31,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/internal/telemetry"
 	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -222,9 +223,15 @@ func Run(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("open the workspace %s: %w", ws.Root, err)
 	}
 	defer wsRoot.Close()
-	// Every transport reaches the tools through the same limits; the
-	// edge itself keeps each identity to its repos.
-	caller := access.RateLimit(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name), limiter, log.With("role", "mcp"))
+	// One instrumented caller answers both transports, so the metrics
+	// count every call whichever way it came; the rate limits sit inside
+	// it so that their refusals are counted too. The edge itself keeps
+	// each identity to its repos.
+	metrics := telemetry.NewMetrics()
+	caller := metrics.Instrument(access.RateLimit(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name), limiter, log.With("role", "mcp")))
+	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
+	metrics.RegisterMonitor(mon)
+	metrics.RegisterEdge(mat)
 	mcpSrv := mcpserver.New(caller, mcpserver.Options{Logger: log.With("role", "mcp")})
 
 	// Started in this order, stopped in reverse: ingest stops watching
@@ -235,15 +242,17 @@ func Run(ctx context.Context, o Options) (err error) {
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
+	g.Start("lag-monitor", mon.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: QueryPrefix, Tokens: tokens, Logger: log.With("role", "query"), Ready: func() { close(queryReady) }})
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {
-			return mcpserver.ServeListener(ctx, httpLn, mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{
+			mux := telemetry.Mux(mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{
 				Tokens: tokens, AllowedOrigins: cfg.MCP.AllowedOrigins, Logger: log.With("role", "mcp"),
-			}))
+			}), metrics, mon)
+			return mcpserver.ServeListener(ctx, httpLn, mux)
 		})
 	}
 	if embedder != nil {

@@ -65,6 +65,12 @@ type Config struct {
 	// memory; larger ones are read from Badger on each read_doc. Default
 	// 1 MiB.
 	MaxContentInMemory int
+	// BeforeApply, when set, is called with each batch's bucket and size
+	// before the batch is applied, on the goroutine following that bucket:
+	// while it blocks, that bucket's materialisation waits. It is the seam
+	// that lets tests (and tracing) observe a replay in progress; ctx ends
+	// when Run is stopping.
+	BeforeApply func(ctx context.Context, bucket string, entries int)
 }
 
 func (c *Config) setDefaults() {
@@ -117,6 +123,42 @@ type Status struct {
 	MemoryVectors       int
 	MemoryRevision      uint64
 	MemoriesUndecodable uint64
+}
+
+// FeedStatus is the progress of one bucket the materialiser follows, for
+// operators' lag reports (internal/telemetry compares Revision with the
+// bucket's head).
+type FeedStatus struct {
+	// Bucket is the KeyValue bucket, such as cue_docs.
+	Bucket string
+	// Keys is the key filter the materialiser watches: ">" for the whole
+	// bucket, or a prefix such as a model's vectors.
+	Keys string
+	// Revision is the last applied revision of the bucket.
+	Revision uint64
+	// LastApplied is when a batch of the bucket was last applied or its
+	// replay ended, whichever is later: the last moment the edge knew it
+	// was current. Zero before either.
+	LastApplied time.Time
+	// Replayed is true once the initial replay is done. GatesReady says
+	// whether readiness (Ready) waits for it: vectors trail.
+	Replayed   bool
+	GatesReady bool
+}
+
+// feedProgress is what Feeds reports of one followed bucket.
+type feedProgress struct {
+	bucket, keys string
+	gatesReady   bool
+	rev          func() uint64
+	appliedAt    atomic.Int64 // unix nanoseconds; 0 before the first batch
+	replayed     atomic.Bool
+}
+
+// replayDone notes the end of the initial replay, when the feed was current.
+func (p *feedProgress) replayDone() {
+	p.replayed.Store(true)
+	p.appliedAt.Store(time.Now().UnixNano())
 }
 
 // doc is a materialised document in memory.
@@ -178,6 +220,9 @@ type Materialiser struct {
 	readyLeft            atomic.Int32
 	docsReady, memsReady sync.Once
 
+	// progress is one entry per bucket Run follows.
+	progress []*feedProgress
+
 	// storeMu keeps reads of the store from racing its close.
 	storeMu   sync.RWMutex
 	closeOnce sync.Once
@@ -213,8 +258,13 @@ func Open(cfg Config) (*Materialiser, error) {
 	}
 	m.mems = newMemState(dims)
 	m.readyLeft.Store(1)
+	m.progress = []*feedProgress{{bucket: events.DocsBucket, keys: ">", gatesReady: true, rev: m.Revision}}
 	if cfg.Memories != nil {
 		m.readyLeft.Add(1)
+		m.progress = append(m.progress, &feedProgress{bucket: events.MemoriesBucket, keys: ">", gatesReady: true, rev: m.MemoryRevision})
+	}
+	if m.vindex != nil && cfg.Vectors != nil {
+		m.progress = append(m.progress, &feedProgress{bucket: events.VectorsBucket, keys: events.VectorKeyPrefix(m.model), rev: m.VectorRevision})
 	}
 	if err := m.rebuild(); err != nil {
 		store.Close()
@@ -303,6 +353,8 @@ type feed struct {
 	rev    func() uint64
 	apply  func(ctx context.Context, entries []jetstream.KeyValueEntry) error
 	ready  func()
+	// progress records applied batches and the replay's end, for Feeds.
+	progress *feedProgress
 }
 
 // followAll follows cue_docs, cue_memories and, with an embedder,
@@ -334,6 +386,9 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 				m.logger.Info("cue_vectors replay done", "model", m.model, "docs", m.Status().VectorDocs, "revision", m.VectorRevision())
 			},
 		})
+	}
+	for i := range feeds {
+		feeds[i].progress = m.progressOf(feeds[i].bucket)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -409,6 +464,7 @@ func (m *Materialiser) watch(ctx context.Context, f feed) (progressed bool, err 
 				return progressed, errors.New("watcher closed")
 			}
 			if e == nil {
+				f.progress.replayDone()
 				f.ready()
 				continue
 			}
@@ -434,11 +490,16 @@ func (m *Materialiser) watch(ctx context.Context, f feed) (progressed bool, err 
 				break drain
 			}
 		}
+		if hook := m.cfg.BeforeApply; hook != nil {
+			hook(ctx, f.bucket, len(batch))
+		}
 		if err := f.apply(ctx, batch); err != nil {
 			return progressed, err
 		}
+		f.progress.appliedAt.Store(time.Now().UnixNano())
 		progressed = true
 		if initDone {
+			f.progress.replayDone()
 			f.ready()
 		}
 		if closed {
@@ -724,6 +785,30 @@ func (m *Materialiser) Status() Status {
 	return st
 }
 
+// progressOf is bucket's entry of m.progress; Open lists every bucket Run
+// follows.
+func (m *Materialiser) progressOf(bucket string) *feedProgress {
+	for _, p := range m.progress {
+		if p.bucket == bucket {
+			return p
+		}
+	}
+	panic("edge: no progress entry for followed bucket " + bucket)
+}
+
+// Feeds reports the progress of each bucket the materialiser follows:
+// cue_docs, then cue_memories and cue_vectors when configured.
+func (m *Materialiser) Feeds() []FeedStatus {
+	out := make([]FeedStatus, len(m.progress))
+	for i, p := range m.progress {
+		out[i] = FeedStatus{Bucket: p.bucket, Keys: p.keys, Revision: p.rev(), Replayed: p.replayed.Load(), GatesReady: p.gatesReady}
+		if at := p.appliedAt.Load(); at != 0 {
+			out[i].LastApplied = time.Unix(0, at)
+		}
+	}
+	return out
+}
+
 // WaitRevision blocks until the cue_docs revision rev (for example one a
 // kv.Put returned) has been applied, ctx ends (its error is returned) or
 // the materialiser stops (ErrStopped).
@@ -815,13 +900,15 @@ type Options struct {
 	// Embedder enables semantic search (see Config.Embedder); nil keeps
 	// the edge keyword-only.
 	Embedder embed.Embedder
+	// BeforeApply is Config.BeforeApply.
+	BeforeApply func(ctx context.Context, bucket string, entries int)
 }
 
 // OpenOnWith is OpenOn with options: the materialiser also follows the
 // cue_memories bucket and, with an Embedder, that model's records in the
 // cue_vectors bucket, which must then exist too.
 func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Options) (*Materialiser, error) {
-	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder}
+	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder, BeforeApply: opts.BeforeApply}
 	mems, err := js.KeyValue(ctx, events.MemoriesBucket)
 	if err != nil {
 		return nil, fmt.Errorf("edge: bucket %s: %w (run `cue up` or the provisioning of this release to create it)", events.MemoriesBucket, err)

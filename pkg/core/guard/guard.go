@@ -24,6 +24,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // DefaultMarker is the replacement format: %s is the id of the rule that
@@ -222,8 +223,18 @@ func (g *Guard) Redact(text string) (string, []Finding) {
 	for i, s := range spans {
 		findings[i] = Finding{Rule: g.ids[s.rule], Start: s.start, End: s.end}
 	}
+	redacted.Add(uint64(len(findings)))
 	return out, findings
 }
+
+// redacted counts the findings every Guard in the process has redacted.
+// Clean text, the common case, returns before touching it.
+var redacted atomic.Uint64
+
+// Redactions is how many secrets every Guard in this process has redacted
+// since it started: a running total for operators' metrics (a process that
+// keeps leaking secrets into its context shows here), never decreasing.
+func Redactions() uint64 { return redacted.Load() }
 
 // segment maps an unredacted run of the output back to the input.
 type segment struct{ out, orig, n int }

@@ -237,3 +237,20 @@ func TestRedactKeepingLines(t *testing.T) {
 		t.Fatal("clean text changed")
 	}
 }
+
+func TestRedactionsCountsFindings(t *testing.T) {
+	before := Redactions()
+	if _, f := Redact("clean text, nothing to hide"); len(f) != 0 {
+		t.Fatalf("clean text: findings %v", f)
+	}
+	if got := Redactions(); got != before {
+		t.Fatalf("clean text moved Redactions from %d to %d", before, got)
+	}
+	_, f := Redact("a " + awsID + " b and again " + awsID)
+	if len(f) != 2 {
+		t.Fatalf("findings = %d, want 2", len(f))
+	}
+	if got := Redactions(); got < before+2 {
+		t.Fatalf("Redactions = %d, want at least %d", got, before+2)
+	}
+}
