@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	}
 	_, here, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(here), "..", "..")
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/cue", "./cmd/ingest", "./cmd/indexer", "./cmd/extractor", "./cmd/mcp-edge")
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/cue", "./cmd/cue-engine", "./cmd/ingest", "./cmd/indexer", "./cmd/extractor", "./cmd/mcp-edge")
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
