@@ -58,7 +58,7 @@ func bin(name string) string { return filepath.Join(binDir, name) }
 // samples are Claude Code's real hook payloads, by file name.
 func samples(t testing.TB) map[string][]byte {
 	t.Helper()
-	dir := filepath.Join(repoRoot(), "..", "..", "shared", "samples", "claude-code")
+	dir := filepath.Join(repoRoot(), "..", "shared", "samples", "claude-code")
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
 	if len(files) == 0 {
 		t.Skipf("no hook samples under %s", dir)
