@@ -206,8 +206,13 @@ func BenchmarkHookUserPromptSubmit(b *testing.B) {
 		os.MkdirAll(filepath.Join(root, ".cuedeck"), 0o755)
 		os.WriteFile(filepath.Join(root, ".cuedeck", "rules.md"), []byte("- Run go vet before committing\n"), 0o644)
 		up := exec.Command(bin("cue"), "up", "--workspace", root, "--log-level", "warn")
-		var log bytes.Buffer
-		up.Stdout, up.Stderr = &log, &log
+		logPath := filepath.Join(b.TempDir(), "up.log")
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer logFile.Close()
+		up.Stdout, up.Stderr = logFile, logFile
 		if err := up.Start(); err != nil {
 			b.Fatal(err)
 		}
@@ -223,7 +228,8 @@ func BenchmarkHookUserPromptSubmit(b *testing.B) {
 				}
 			}
 			if time.Now().After(deadline) {
-				b.Fatalf("daemon wrote no hook context within 60s\n%s", log.String())
+				log, _ := os.ReadFile(logPath)
+				b.Fatalf("daemon wrote no hook context within 60s\n%s", log)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
