@@ -55,8 +55,9 @@ type Options struct {
 	Flusher Flusher
 	// TokenLimit bounds the context (DefaultTokenLimit when ≤ 0).
 	TokenLimit int
-	// Debounce is how often Revision is polled, so a burst of changes
-	// rewrites the cache once (default 2s).
+	// Debounce is how often Revision is polled, and the least time
+	// between refreshes asked for by signals, so a burst of changes or
+	// prompts rewrites the cache once (default 2s).
 	Debounce time.Duration
 	Logger   *slog.Logger
 	// Now is the clock for decisions' ages (default time.Now).
@@ -184,51 +185,68 @@ func (s *Server) work(ctx context.Context, signals <-chan hook.Signal) {
 		}
 	}
 	s.pruneSessions(7 * 24 * time.Hour)
-	if err := s.Refresh(); err != nil {
-		s.log.Warn("writing the hook context", "path", hook.CachePath(s.o.Root), "err", err)
-	}
+	s.refreshLogged()
 	var last uint64
 	if s.o.Revision != nil {
 		last = s.o.Revision()
 	}
 	tick := time.NewTicker(s.o.Debounce)
 	defer tick.Stop()
+	// Signals ask for a refresh; one refreshes at once, those that follow
+	// within a debounce period are served together at the next tick, so a
+	// burst of prompts (or a hook benchmark) does not keep the daemon
+	// rendering while hooks start.
+	lastRefresh := time.Now()
+	pending := false
 	for {
 		select {
 		case sig, ok := <-signals:
 			if !ok {
 				return
 			}
-			s.handle(ctx, sig)
-		case <-tick.C:
-			if s.o.Revision == nil {
-				continue
-			}
-			if rev := s.o.Revision(); rev != last {
-				last = rev
-				if err := s.Refresh(); err != nil {
-					s.log.Warn("writing the hook context", "path", hook.CachePath(s.o.Root), "err", err)
+			if s.handle(ctx, sig) {
+				if time.Since(lastRefresh) >= s.o.Debounce {
+					s.refreshLogged()
+					lastRefresh, pending = time.Now(), false
+				} else {
+					pending = true
 				}
+			}
+		case <-tick.C:
+			changed := false
+			if s.o.Revision != nil {
+				if rev := s.o.Revision(); rev != last {
+					last, changed = rev, true
+				}
+			}
+			if changed || pending {
+				s.refreshLogged()
+				lastRefresh, pending = time.Now(), false
 			}
 		}
 	}
 }
 
-func (s *Server) handle(ctx context.Context, sig hook.Signal) {
+func (s *Server) refreshLogged() {
+	if err := s.Refresh(); err != nil {
+		s.log.Warn("writing the hook context", "path", hook.CachePath(s.o.Root), "err", err)
+	}
+}
+
+// handle acts on a signal and reports whether it asks for a refresh of
+// the context.
+func (s *Server) handle(ctx context.Context, sig hook.Signal) (refresh bool) {
 	s.log.Debug("hook signal", "event", sig.Event, "session", sig.SessionID)
 	switch sig.Event {
 	case hook.SessionStart, hook.UserPromptSubmit:
-		if err := s.Refresh(); err != nil {
-			s.log.Warn("writing the hook context", "path", hook.CachePath(s.o.Root), "err", err)
-		}
+		return true
 	case hook.Stop, hook.SubagentStop:
 		s.flush(ctx, sig)
 	case hook.PreCompact:
 		s.flush(ctx, sig)
-		if err := s.Refresh(); err != nil {
-			s.log.Warn("writing the hook context", "path", hook.CachePath(s.o.Root), "err", err)
-		}
+		return true
 	}
+	return false
 }
 
 // flush publishes the transcript the signal names: a subagent's own
