@@ -4,7 +4,7 @@ GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/cuedeck/cuedeck/internal/version.Version=$(VERSION)
-ROLES     := cue ingest indexer extractor mcp-edge
+ROLES     := ingest indexer extractor mcp-edge
 IMAGE_TAG ?= dev
 export CGO_ENABLED ?= 0
 
@@ -13,7 +13,7 @@ export CGO_ENABLED ?= 0
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
-build: ## Build static binaries of every role into bin/.
+build: ## Build static binaries of every role, cue and cue-engine into bin/.
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
@@ -45,10 +45,12 @@ lint: ## go vet and gofmt.
 images: build ## Build FROM-scratch images of the roles and of nats-server.
 	$(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
 	@mkdir -p $(BIN)/image-data
-	@for role in ingest indexer extractor mcp-edge cue; do \
+	@for role in $(ROLES); do \
 		docker build -q -f deployments/images/Dockerfile.role --build-arg BIN=$$role -t cuedeck/$$role:$(IMAGE_TAG) $(BIN) >/dev/null || exit 1; \
 		echo "built cuedeck/$$role:$(IMAGE_TAG)"; \
 	done
+	docker build -q -f deployments/images/Dockerfile.cue -t cuedeck/cue:$(IMAGE_TAG) $(BIN) >/dev/null
+	@echo "built cuedeck/cue:$(IMAGE_TAG) (cue and cue-engine)"
 	docker build -q -f deployments/images/Dockerfile.nats -t cuedeck/nats:$(IMAGE_TAG) $(BIN) >/dev/null
 	@echo "built cuedeck/nats:$(IMAGE_TAG)"
 

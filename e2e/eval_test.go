@@ -25,11 +25,13 @@ func TestEvalSciFactHybridBeatsKeyword(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "corpus.jsonl")); err != nil {
 		t.Skipf("no SciFact at %s (BEIR's scifact.zip unpacked there enables this test): %v", data, err)
 	}
-	bin := filepath.Join(t.TempDir(), "cue")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/cue")
+	// The cue front execs cue-engine from its own directory.
+	binDir := t.TempDir()
+	bin := filepath.Join(binDir, "cue")
+	build := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/cue", "./cmd/cue-engine")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/cue: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/cue ./cmd/cue-engine: %v\n%s", err, out)
 	}
 	// A fresh vector cache: the run embeds every passage, as a first run
 	// on a new machine does, and leaves nothing in the user's cache.

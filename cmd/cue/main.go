@@ -1,94 +1,115 @@
-// Command cue is CueDeck's laptop CLI: it initialises a workspace, runs every
-// role in one process on an embedded NATS server (`cue up`), serves MCP to an
-// agent over stdio (`cue mcp`), and reports and stops the daemon.
+// Command cue is CueDeck's laptop CLI, as a thin front: `cue hook` and
+// `cue version` run here, on the standard library alone, so that Claude
+// Code's hooks answer in a few milliseconds; every other command replaces
+// this process with cue-engine (same pid, stdin, stdout and signals),
+// which links NATS, Badger, the MCP SDK and the roles.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
-	"github.com/cuedeck/cuedeck/internal/scenes"
-	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/internal/hook"
+	"github.com/cuedeck/cuedeck/internal/version"
 )
 
-const usage = `cue — shared context and memory for AI coding agents
-
-Usage:
-  cue init   [--force]          create .cuedeck/{cards,docs}, config.toml; ignore the cache
-  cue up     [--detach]         run the embedded node and every role on this workspace
-  cue mcp                       serve MCP over stdio (starts the daemon if none runs)
-  cue card new TITLE [--priority P] [--tags a,b] [--depends-on id,id] [--assignee X]
-                                write a todo task card, print its path
-  cue status [--json]           what is indexed, skipped, lagging, dead-lettered
-  cue down                      stop this workspace's daemon gracefully
-  cue scene  [CARD_ID] [--token-limit N] [--dry-run|-d]
-                                write the active card's scene to .cuedeck/SCENE.md and the clipboard
-  cue watch  [CARD_ID] [--token-limit N]
-                                re-render the scene on every change (debounced 500 ms)
-  cue open   [QUERY] [--list]   fuzzy-find docs, headings and cards; Enter opens $EDITOR at the line
-  cue doctor                    check config, frontmatter, links, card cycles and the daemon
-  cue clean                     remove the workspace cache (refused while a daemon runs)
-  cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
-  cue version
-
-Every command takes --workspace DIR (default: the repository around the
-current directory) and --log-level debug|info|warn|error.
-`
+// engineName is the binary every command but hook and version runs in.
+const engineName = "cue-engine"
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	args := os.Args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "hook":
+			os.Exit(hook.Main(args[1:], hook.Env{
+				Stdin: stdin{}, Stdout: os.Stdout, Stderr: os.Stderr,
+				Front: front(), Engine: findEngine,
+			}))
+		case "version", "--version":
+			fmt.Println("cue", version.Version)
+			return
+		}
+	}
+	engine, err := findEngine()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "cue:", err)
-		var le *workspace.LockError
-		if errors.As(err, &le) {
-			os.Exit(7)
-		}
-		var ce *scenes.CycleError
-		if errors.As(err, &ce) {
-			os.Exit(2) // error 1002, as 1007 exits 7
-		}
 		os.Exit(1)
+	}
+	env := append(os.Environ(), hook.FrontEnv+"="+front())
+	err = syscall.Exec(engine, append([]string{engine}, args...), env)
+	fmt.Fprintf(os.Stderr, "cue: run %s: %v\n", engine, err)
+	os.Exit(1)
+}
+
+// stdin reads file descriptor 0 with plain read(2). os.Stdin would hand a
+// pipe to the runtime's poller, whose set-up (epoll, eventfd, a thread
+// woken for it) is a measurable part of a hook's few milliseconds.
+type stdin struct{}
+
+func (stdin) Read(p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(0, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			// A non-blocking pipe: let the poller wait for it.
+			return os.Stdin.Read(p)
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
 	}
 }
 
-func run(args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, usage)
-		return errors.New("no command given")
+// front is this binary's absolute path, symlinks resolved.
+func front() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "init":
-		return cmdInit(rest)
-	case "up":
-		return cmdUp(rest)
-	case "mcp":
-		return cmdMCP(rest)
-	case "card":
-		return cmdCard(rest)
-	case "status":
-		return cmdStatus(rest)
-	case "down":
-		return cmdDown(rest)
-	case "scene":
-		return cmdScene(rest)
-	case "watch":
-		return cmdWatch(rest)
-	case "doctor":
-		return cmdDoctor(rest)
-	case "open":
-		return cmdOpen(rest)
-	case "clean":
-		return cmdClean(rest)
-	case "eval":
-		return cmdEval(rest)
-	case "version", "--version":
-		return cmdVersion()
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-		return nil
-	default:
-		fmt.Fprint(os.Stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
+	if p, err := filepath.EvalSymlinks(self); err == nil {
+		return p
 	}
+	return self
+}
+
+// findEngine looks for cue-engine next to this binary (a release or `make
+// build` puts them side by side), then on PATH.
+func findEngine() (string, error) {
+	if self := front(); self != "" {
+		p := filepath.Join(filepath.Dir(self), engineName)
+		if executable(p) {
+			return p, nil
+		}
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, engineName)
+		if executable(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				p = abs
+			}
+			return p, nil
+		}
+	}
+	here := "next to " + front()
+	if strings.TrimSpace(front()) == "" {
+		here = "next to cue"
+	}
+	return "", errors.New(engineName + " not found " + here + " or on PATH; build both binaries with `make build` (into bin/) or install them with `go install github.com/cuedeck/cuedeck/cmd/...`")
+}
+
+func executable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode().Perm()&0o111 != 0
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,244 +12,248 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cuedeck/cuedeck/internal/bus"
-	"github.com/cuedeck/cuedeck/internal/bus/bustest"
-	"github.com/cuedeck/cuedeck/internal/query"
-	"github.com/cuedeck/cuedeck/internal/status"
-	"github.com/cuedeck/cuedeck/internal/tools"
-	"github.com/cuedeck/cuedeck/internal/workspace"
-	"github.com/cuedeck/cuedeck/pkg/events"
+	"github.com/cuedeck/cuedeck/internal/hook"
+	"github.com/cuedeck/cuedeck/pkg/core/stats"
 )
 
-// binDir holds the real binaries, built once for the package's tests.
+// binDir holds cue and cue-engine side by side, built once for the tests.
 var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cue-bin-")
+	dir, err := os.MkdirTemp("", "cue-front-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	_, here, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(here), "..", "..")
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/cue", "./cmd/ingest", "./cmd/indexer", "./cmd/extractor", "./cmd/mcp-edge")
-	build.Dir = root
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/cue", "./cmd/cue-engine")
+	build.Dir = repoRoot()
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building binaries: %v\n%s", err, out)
 		os.Exit(1)
 	}
 	binDir = dir
-	// The tests poll read_context far faster than seed 002's limits
-	// allow an agent; internal/daemon tests the limits.
-	os.Setenv("CUE_RATE_LIMITS", "off")
-	// Daemons started by the tests tail the Claude Code transcripts under
-	// $HOME; a home of their own keeps the developer's sessions out.
+	// Daemons started here tail Claude Code transcripts under $HOME, and
+	// hooks read the user's auto-init config there: a home of their own.
 	home, err := os.MkdirTemp("", "cue-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Setenv("HOME", home)
+	os.Unsetenv("XDG_CONFIG_HOME")
 	code := m.Run()
 	os.RemoveAll(home)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
+func repoRoot() string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..")
+}
+
 func bin(name string) string { return filepath.Join(binDir, name) }
 
-func writeFile(t testing.TB, root, rel, content string) {
+// samples are Claude Code's real hook payloads, by file name.
+func samples(t testing.TB) map[string][]byte {
 	t.Helper()
-	p := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
+	dir := filepath.Join(repoRoot(), "..", "shared", "samples", "claude-code")
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if len(files) == 0 {
+		t.Skipf("no hook samples under %s", dir)
 	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// cue runs the cue binary and returns its combined output.
-func cue(t testing.TB, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(bin("cue"), args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cue %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// daemonProc is a `cue up` child process.
-type daemonProc struct {
-	cmd  *exec.Cmd
-	ws   *workspace.Workspace
-	info workspace.DaemonInfo
-	log  *strings.Builder
-}
-
-func startUp(t testing.TB, root string) *daemonProc {
-	t.Helper()
-	d := &daemonProc{ws: &workspace.Workspace{Root: root}, log: &strings.Builder{}}
-	d.cmd = exec.Command(bin("cue"), "up", "--workspace", root, "--log-level", "warn")
-	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	bustest.Eventually(t, 60*time.Second, "daemon file", func() bool {
-		info, err := d.ws.ReadDaemonInfo()
-		if err == nil && info.PID == d.cmd.Process.Pid {
-			d.info = info
-			return true
-		}
-		return false
-	})
-	return d
-}
-
-func (d *daemonProc) kill() {
-	d.cmd.Process.Kill()
-	d.cmd.Wait()
-}
-
-func (d *daemonProc) interrupt(t testing.TB) {
-	t.Helper()
-	d.cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- d.cmd.Wait() }()
-	select {
-	case err := <-done:
+	out := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatalf("cue up exited with %v\n%s", err, d.log)
+			t.Fatal(err)
 		}
-	case <-time.After(60 * time.Second):
-		d.cmd.Process.Kill()
-		t.Fatalf("cue up did not stop on interrupt\n%s", d.log)
-	}
-	if !strings.Contains(d.log.String(), "stopped cleanly") {
-		t.Fatalf("no clean stop reported:\n%s", d.log)
-	}
-}
-
-func connect(t testing.TB, url string) *bus.Conn {
-	t.Helper()
-	conn, err := bus.Connect(context.Background(), url, bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	return conn
-}
-
-func callTool(t testing.TB, c tools.Caller, tool string, args any) json.RawMessage {
-	t.Helper()
-	raw, _ := json.Marshal(args)
-	out, err := c.Call(context.Background(), tool, raw)
-	if err != nil {
-		t.Fatalf("%s %s: %v", tool, raw, err)
+		out[filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f)] = b
 	}
 	return out
 }
 
-func contextPaths(t testing.TB, c tools.Caller, q string) []string {
-	var hits []tools.ContextHit
-	json.Unmarshal(callTool(t, c, tools.ReadContext, tools.ReadContextArgs{Query: q, Limit: 50}), &hits)
-	var paths []string
-	for _, h := range hits {
-		paths = append(paths, h.Path)
-	}
-	return paths
-}
-
-// TestKillDuringIndexingRecovers kills the daemon with SIGKILL while it is
-// indexing 2,000 files and checks that a restart ends with each file
-// indexed once, with the right content hash, and nothing dead-lettered.
-func TestKillDuringIndexingRecovers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long: indexes 2,000 files twice")
-	}
-	root := t.TempDir()
-	want := map[string]string{}
-	for i := range 2000 {
-		rel := fmt.Sprintf("docs/d%02d/file%04d.md", i%40, i)
-		body := fmt.Sprintf("# File %d\n\n## Part\n\nword%d %s\n", i, i, strings.Repeat("lorem ipsum dolor ", 40))
-		writeFile(t, root, rel, body)
-		want[rel] = events.SHA256Hex([]byte(body))
-	}
-	d := startUp(t, root)
-	conn := connect(t, d.info.NATSURL)
-	var killedAt int
-	bustest.Eventually(t, 120*time.Second, "indexing under way", func() bool {
-		rep, err := status.Collect(context.Background(), conn.JS)
-		if err != nil || len(rep.Repos) == 0 {
-			return false
-		}
-		killedAt = rep.Repos[0].Indexed
-		return killedAt > 0
-	})
-	d.kill()
-	conn.Close()
-	t.Logf("killed with %d of 2000 indexed", killedAt)
-	if killedAt >= 2000 {
-		t.Log("indexing finished before the kill; the restart still has to find nothing to redo")
-	}
-
-	d = startUp(t, root)
-	defer d.interrupt(t)
-	conn = connect(t, d.info.NATSURL)
-	var rep status.Report
-	bustest.Eventually(t, 180*time.Second, "all 2000 indexed after restart", func() bool {
-		var err error
-		rep, err = status.Collect(context.Background(), conn.JS)
-		return err == nil && len(rep.Repos) == 1 && rep.Repos[0].Indexed == 2000 && rep.IngestQueue == 0
-	})
-	if rep.DeadLetters != 0 || len(rep.Repos[0].Skipped) != 0 {
-		t.Fatalf("after recovery: %d dead letters, skipped %v", rep.DeadLetters, rep.Repos[0].Skipped)
-	}
-	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := kv.ListKeys(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for k := range keys.Keys() {
-		e, err := kv.Get(context.Background(), k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := events.DecodeDocRecord(e.Value())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, dup := got[rec.Path]; dup {
-			t.Fatalf("%s indexed twice", rec.Path)
-		}
-		got[rec.Path] = rec.SHA256
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d records, want %d", len(got), len(want))
-	}
-	for p, sha := range want {
-		if got[p] != sha {
-			t.Fatalf("%s: stored hash %q, file hash %q", p, got[p], sha)
-		}
-	}
-	// And the edge answers for them.
-	caller := queryClient(t, conn, d.info.QueryPrefix)
-	bustest.Eventually(t, 60*time.Second, "edge caught up", func() bool {
-		p := contextPaths(t, caller, "word1999")
-		return len(p) > 0 && p[0] == "docs/d39/file1999.md"
-	})
-}
-
-func queryClient(t testing.TB, conn *bus.Conn, prefix string) tools.Caller {
+func withCwd(t testing.TB, payload []byte, cwd string) []byte {
 	t.Helper()
-	c, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefix})
+	var m map[string]any
+	if err := json.Unmarshal(payload, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["cwd"] = cwd
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func workspaceWithCache(t testing.TB, context string) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.MkdirAll(hook.CacheDir(root), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := hook.WriteCache(root, hook.CacheFile{Context: context}); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestHookBinaryAnswersEverySample(t *testing.T) {
+	root := workspaceWithCache(t, "## Rules\n- cached rule")
+	// A lock held as a starting daemon holds it: SessionStart must not
+	// start another one, and says so.
+	lock, err := os.Create(hook.LockPath(root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	defer lock.Close()
+	if err := flock(lock); err != nil {
+		t.Fatal(err)
+	}
+	for name, payload := range samples(t) {
+		event, _, _ := strings.Cut(filepath.Base(name), ".")
+		cmd := exec.Command(bin("cue"), "hook", event)
+		cmd.Stdin = bytes.NewReader(withCwd(t, payload, root))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, stderr.String())
+			continue
+		}
+		if stderr.Len() > 0 {
+			t.Errorf("%s: stderr %q", name, stderr.String())
+		}
+		switch event {
+		case hook.SessionStart:
+			var o struct {
+				HookSpecificOutput struct{ HookEventName, AdditionalContext string }
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &o); err != nil {
+				t.Fatalf("%s: %v: %q", name, err, stdout.String())
+			}
+			ctx := o.HookSpecificOutput.AdditionalContext
+			if o.HookSpecificOutput.HookEventName != event || !strings.Contains(ctx, "cached rule") || !strings.Contains(ctx, "is starting") {
+				t.Errorf("%s: %s", name, stdout.String())
+			}
+		case hook.UserPromptSubmit:
+			// SessionStart of each session ran first or not, by map
+			// order; either way a task notification gets nothing.
+			if strings.Contains(string(payload), "<task-notification>") && stdout.Len() > 0 {
+				t.Errorf("%s: a task notification got %s", name, stdout.String())
+			}
+		default:
+			if stdout.Len() > 0 {
+				t.Errorf("%s: answered %q", name, stdout.String())
+			}
+		}
+	}
+}
+
+func TestVersionAndEngineExec(t *testing.T) {
+	out, err := exec.Command(bin("cue"), "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "cue ") {
+		t.Errorf("version: %q %v", out, err)
+	}
+	// help runs in the engine, reached through exec, and lists hook.
+	out, err = exec.Command(bin("cue"), "help").Output()
+	if err != nil || !strings.Contains(string(out), "cue hook install") || !strings.Contains(string(out), "cue up") {
+		t.Errorf("help: %q %v", out, err)
+	}
+	// The engine's exit code and stderr come through unchanged.
+	cmd := exec.Command(bin("cue"), "frobnicate")
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %q %v", out, err)
+	}
+}
+
+func TestMissingEngineSaysHowToBuildIt(t *testing.T) {
+	dir := t.TempDir()
+	front := filepath.Join(dir, "cue")
+	b, err := os.ReadFile(bin("cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(front, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(front, "status")
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cue-engine not found") || !strings.Contains(string(out), "make build") {
+		t.Errorf("%q %v", out, err)
+	}
+	// Hooks still answer without the engine.
+	cmd = exec.Command(front, "hook", "Stop")
+	cmd.Stdin = strings.NewReader(`{"cwd":"` + dir + `"}`)
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
+		t.Errorf("hook without engine: %q %v", out, err)
+	}
+}
+
+// BenchmarkHookUserPromptSubmit runs the real `cue hook UserPromptSubmit`
+// binary, whole process, with a real payload on stdin: with a real `cue
+// up` daemon listening on the workspace's socket, and with none. Hooks
+// block Claude Code, so p99 must stay under 5 ms.
+func BenchmarkHookUserPromptSubmit(b *testing.B) {
+	var payload []byte
+	for name, p := range samples(b) {
+		if strings.HasPrefix(filepath.Base(name), hook.UserPromptSubmit) && !strings.Contains(string(p), "task-notification") {
+			payload = p
+		}
+	}
+	b.Run("daemon-up", func(b *testing.B) {
+		root := b.TempDir()
+		os.MkdirAll(filepath.Join(root, ".cuedeck"), 0o755)
+		os.WriteFile(filepath.Join(root, ".cuedeck", "rules.md"), []byte("- Run go vet before committing\n"), 0o644)
+		up := exec.Command(bin("cue"), "up", "--workspace", root, "--log-level", "warn")
+		logPath := filepath.Join(b.TempDir(), "up.log")
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer logFile.Close()
+		up.Stdout, up.Stderr = logFile, logFile
+		if err := up.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			up.Process.Signal(os.Interrupt)
+			up.Wait()
+		}()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if c, err := hook.ReadCache(root); err == nil && c.Context != "" {
+				if _, err := os.Stat(hook.SocketPath(root)); err == nil {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				log, _ := os.ReadFile(logPath)
+				b.Fatalf("daemon wrote no hook context within 60s\n%s", log)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		benchHook(b, withCwd(b, payload, root))
+	})
+	b.Run("daemon-down", func(b *testing.B) {
+		root := workspaceWithCache(b, "## Rules\n- Run go vet before committing")
+		benchHook(b, withCwd(b, payload, root))
+	})
+}
+
+func benchHook(b *testing.B, payload []byte) {
+	var lat stats.LatencySummary
+	b.ResetTimer()
+	for b.Loop() {
+		cmd := exec.Command(bin("cue"), "hook", hook.UserPromptSubmit)
+		cmd.Stdin = bytes.NewReader(payload)
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		lat.RecordDuration(time.Since(start))
+	}
+	s := lat.Summary()
+	b.ReportMetric(s.P50*1e6, "p50-ns")
+	b.ReportMetric(s.P99*1e6, "p99-ns")
 }

@@ -97,3 +97,25 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 		}
 	}
 }
+
+// TestHookFrontIsStdlibOnly: Claude Code waits for every hook, and the
+// `cue` front answers them; each linked package's init runs on every hook
+// call (NATS, Badger and the MCP SDK cost ~5 ms). So cmd/cue and
+// internal/hook reach only the standard library and internal/version.
+func TestHookFrontIsStdlibOnly(t *testing.T) {
+	allowed := map[string]bool{
+		"github.com/cuedeck/cuedeck/internal/hook":    true,
+		"github.com/cuedeck/cuedeck/internal/version": true,
+	}
+	for _, p := range list(t, "./cmd/cue", "./internal/hook") {
+		for _, dep := range p.Deps {
+			first, _, _ := strings.Cut(dep, "/")
+			if !strings.Contains(first, ".") {
+				continue // the standard library
+			}
+			if !allowed[dep] {
+				t.Errorf("%s imports %s; the cue front must stay on the standard library (put it in cmd/cue-engine)", p.ImportPath, dep)
+			}
+		}
+	}
+}

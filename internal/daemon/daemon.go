@@ -23,6 +23,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/embedworker"
 	"github.com/cuedeck/cuedeck/internal/extractor"
+	"github.com/cuedeck/cuedeck/internal/hookserver"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
@@ -232,6 +233,22 @@ func Run(ctx context.Context, o Options) (err error) {
 	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)
+	// `cue hook` signals arrive on the workspace's socket; the context the
+	// hooks inject is rendered from the same files and decisions.
+	var flusher hookserver.Flusher
+	if tailer != nil {
+		flusher = tailer
+	}
+	hooks := hookserver.New(hookserver.Options{
+		Root: ws.Root, Files: wsRoot.FS(), Decisions: edg, Repo: cfg.Workspace.Name,
+		Revision: func() uint64 { return mat.Revision() + mat.MemoryRevision() },
+		Flusher:  flusher, Ready: mat.Ready(), Logger: log.With("role", "hooks"),
+	})
+	hookConn, err := hooks.Listen()
+	if err != nil {
+		// The daemon serves without hooks rather than not at all.
+		log.Warn("hooks disabled", "err", err)
+	}
 	mcpSrv := mcpserver.New(caller, mcpserver.Options{Logger: log.With("role", "mcp")})
 
 	// Started in this order, stopped in reverse: ingest stops watching
@@ -263,6 +280,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("ingest", ing.Run)
 	if tailer != nil {
 		g.Start("transcripts", tailer.Run)
+	}
+	if hookConn != nil {
+		g.Start("hooks", func(ctx context.Context) error { return hooks.Serve(ctx, hookConn) })
 	}
 
 	// Announce the daemon only once it answers: the query endpoints are

@@ -415,41 +415,52 @@ func lang(p string) string {
 	}
 }
 
+// Rules returns the items of the first of RulesFiles found in fsys, as a
+// scene shows them, and that file's path ("" when there is none). The
+// daemon's hook context (internal/hookserver) puts them on top too.
+func Rules(fsys fs.FS) (items []string, file string) {
+	for _, p := range RulesFiles {
+		if src, err := fs.ReadFile(fsys, p); err == nil {
+			return ruleItems(src), p
+		}
+	}
+	return nil, ""
+}
+
 // readRules returns the items of the first rules file found: each list
 // item, or each paragraph when the file has no list.
 func readRules(fsys fs.FS) []string {
-	for _, p := range RulesFiles {
-		src, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			continue
+	items, _ := Rules(fsys)
+	return items
+}
+
+// ruleItems splits a rules file into its items.
+func ruleItems(src []byte) []string {
+	var items []string
+	var cur strings.Builder
+	flush := func() {
+		if s := strings.TrimSpace(cur.String()); s != "" {
+			items = append(items, s)
 		}
-		var items []string
-		var cur strings.Builder
-		flush := func() {
-			if s := strings.TrimSpace(cur.String()); s != "" {
-				items = append(items, s)
-			}
-			cur.Reset()
-		}
-		for _, line := range strings.Split(string(src), "\n") {
-			t := strings.TrimSpace(line)
-			switch {
-			case t == "" || strings.HasPrefix(t, "#"):
-				flush()
-			case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
-				flush()
-				cur.WriteString(t[2:])
-			default:
-				if cur.Len() > 0 {
-					cur.WriteString("\n")
-				}
-				cur.WriteString(t)
-			}
-		}
-		flush()
-		return items
+		cur.Reset()
 	}
-	return nil
+	for _, line := range strings.Split(string(src), "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" || strings.HasPrefix(t, "#"):
+			flush()
+		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
+			flush()
+			cur.WriteString(t[2:])
+		default:
+			if cur.Len() > 0 {
+				cur.WriteString("\n")
+			}
+			cur.WriteString(t)
+		}
+	}
+	flush()
+	return items
 }
 
 // maxHorizon bounds the directory skeleton.

@@ -64,7 +64,7 @@ func cmdUp(args []string) error {
 }
 
 func printReady(info workspace.DaemonInfo, detached bool) {
-	self, _ := os.Executable()
+	self := frontPath()
 	fmt.Printf("CueDeck is up for %s (repo %q, pid %d)\n", info.Workspace, info.Repo, info.PID)
 	fmt.Printf("  NATS          %s\n", info.NATSURL)
 	if info.MCPURL != "" {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/cuedeck/cuedeck/internal/hook"
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -46,6 +47,17 @@ func (c *common) findWorkspace() (*workspace.Workspace, error) {
 // logger writes to stderr: stdout belongs to command output (and, for
 // `cue mcp`, to the protocol alone).
 func (c *common) logger() (*slog.Logger, error) { return role.NewLogger(c.logLevel, false) }
+
+// frontPath is the `cue` binary the user ran, as the front passes it in
+// hook.FrontEnv, for the commands printed for people and agents to run;
+// this binary's own path when run directly.
+func frontPath() string {
+	if p := os.Getenv(hook.FrontEnv); p != "" {
+		return p
+	}
+	self, _ := os.Executable()
+	return self
+}
 
 func cmdVersion() error {
 	fmt.Println("cue", version.Version)

@@ -1,0 +1,107 @@
+// Command cue-engine runs the commands of CueDeck's laptop CLI that need
+// more than the standard library: it initialises a workspace, runs every
+// role in one process on an embedded NATS server (`cue up`), serves MCP to
+// an agent over stdio (`cue mcp`), and reports and stops the daemon. Users
+// run it through the thin `cue` front (cmd/cue), which answers hooks
+// itself and execs this binary for everything else.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cuedeck/cuedeck/internal/hook"
+	"github.com/cuedeck/cuedeck/internal/scenes"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+)
+
+const usage = `cue — shared context and memory for AI coding agents
+
+Usage:
+  cue init   [--force]          create .cuedeck/{cards,docs}, config.toml; ignore the cache
+  cue up     [--detach]         run the embedded node and every role on this workspace
+  cue mcp                       serve MCP over stdio (starts the daemon if none runs)
+  cue card new TITLE [--priority P] [--tags a,b] [--depends-on id,id] [--assignee X]
+                                write a todo task card, print its path
+  cue status [--json]           what is indexed, skipped, lagging, dead-lettered
+  cue down                      stop this workspace's daemon gracefully
+  cue scene  [CARD_ID] [--token-limit N] [--dry-run|-d]
+                                write the active card's scene to .cuedeck/SCENE.md and the clipboard
+  cue watch  [CARD_ID] [--token-limit N]
+                                re-render the scene on every change (debounced 500 ms)
+  cue open   [QUERY] [--list]   fuzzy-find docs, headings and cards; Enter opens $EDITOR at the line
+  cue doctor                    check config, frontmatter, links, card cycles and the daemon
+  cue clean                     remove the workspace cache (refused while a daemon runs)
+  cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
+  cue hook install [--dry-run]  register CueDeck's Claude Code hooks in .claude/settings.json
+  cue hook EVENT                answer a Claude Code hook (payload on stdin; what the hooks run)
+  cue version
+
+Every command takes --workspace DIR (default: the repository around the
+current directory) and --log-level debug|info|warn|error.
+`
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "cue:", err)
+		var le *workspace.LockError
+		if errors.As(err, &le) {
+			os.Exit(7)
+		}
+		var ce *scenes.CycleError
+		if errors.As(err, &ce) {
+			os.Exit(2) // error 1002, as 1007 exits 7
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "init":
+		return cmdInit(rest)
+	case "up":
+		return cmdUp(rest)
+	case "mcp":
+		return cmdMCP(rest)
+	case "card":
+		return cmdCard(rest)
+	case "status":
+		return cmdStatus(rest)
+	case "down":
+		return cmdDown(rest)
+	case "scene":
+		return cmdScene(rest)
+	case "watch":
+		return cmdWatch(rest)
+	case "doctor":
+		return cmdDoctor(rest)
+	case "open":
+		return cmdOpen(rest)
+	case "clean":
+		return cmdClean(rest)
+	case "eval":
+		return cmdEval(rest)
+	case "hook":
+		// The front answers hooks itself; this keeps `cue-engine hook`
+		// equivalent for anyone who runs the engine directly.
+		if code := hook.Main(rest, hook.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Front: frontPath(), Engine: os.Executable}); code != 0 {
+			os.Exit(code)
+		}
+		return nil
+	case "version", "--version":
+		return cmdVersion()
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
