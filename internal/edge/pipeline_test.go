@@ -1,12 +1,10 @@
 package edge
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,20 +14,6 @@ import (
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
-
-// runRole runs a role's Run until the test ends and checks it returns
-// cleanly.
-func runRole(t *testing.T, name string, run func(context.Context) error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("%s: %v", name, err)
-		}
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
 
 // TestSymlinksOutOfTheRepoNeverReachAnAgent runs the real ingest and
 // indexer over a repository whose symlinks lead out of it (to a file, to a
@@ -68,8 +52,8 @@ func TestSymlinksOutOfTheRepoNeverReachAnAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runRole(t, "ingest", ing.Run)
-	runRole(t, "indexer", indexer.New(conn, indexer.Config{}, nil).Run)
+	bustest.Run(t, "ingest", ing.Run)
+	bustest.Run(t, "indexer", indexer.New(conn, indexer.Config{}, nil).Run)
 	r := harnessOn(t, conn).start("")
 
 	bustest.Eventually(t, 30*time.Second, "the repo indexed and the escaping links seen", func() bool {

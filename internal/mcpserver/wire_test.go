@@ -139,7 +139,7 @@ func wireServer(t *testing.T) (*mcp.ClientSession, *recorder) {
 	for name, run := range map[string]func(context.Context) error{
 		"ingest": ing.Run, "indexer": indexer.New(conn, indexer.Config{}, nil).Run, "materialiser": m.Run, "board": board.Run,
 	} {
-		runUntilCleanup(t, name, run)
+		bustest.Run(t, name, run)
 	}
 
 	rec := memory.Memory{
@@ -170,18 +170,6 @@ func wireServer(t *testing.T) (*mcp.ClientSession, *recorder) {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs, rec2
-}
-
-func runUntilCleanup(t *testing.T, name string, run func(context.Context) error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("%s: %v", name, err)
-		}
-	})
-	t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
 func must[T any](v T, err error) T {

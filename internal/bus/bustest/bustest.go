@@ -4,6 +4,8 @@ package bustest
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,4 +62,19 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 			tick *= 2
 		}
 	}
+}
+
+// Run runs a role's Run(ctx) in the background until the test ends, then
+// cancels it, waits for it, and fails the test if it returned an error
+// other than its cancellation.
+func Run(t testing.TB, name string, run func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v", name, err)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
 }
