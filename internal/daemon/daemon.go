@@ -229,7 +229,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// it so that their refusals are counted too. The edge itself keeps
 	// each identity to its repos.
 	metrics := telemetry.NewMetrics()
-	caller := metrics.Instrument(access.RateLimit(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name), limiter, log.With("role", "mcp")))
+	caller := metrics.Instrument(access.RateLimit(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name, log.With("role", "mcp")), limiter, log.With("role", "mcp")))
 	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)

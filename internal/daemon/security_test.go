@@ -183,6 +183,10 @@ func TestSecurityRefusals(t *testing.T) {
 		// The path asked for is echoed back; nothing else may name the vault.
 		noLeak(t, "alpha read_doc "+p, strings.ReplaceAll(werr.Message+string(werr.Data), p, ""))
 	}
+	// Traversal is refused before any lookup.
+	if out, werr := call(t, alpha, tools.ReadDoc, map[string]any{"path": "docs/../../vault/docs/vault.md"}); werr == nil || werr.Code != tools.CodeInvalidParams {
+		t.Errorf("alpha traversal: %s %v", out, werr)
+	}
 	// By search: only the app's documents and memories.
 	out, werr := call(t, alpha, tools.ReadContext, map[string]any{"query": "quasar mooring vault combination", "mode": "keyword"})
 	if werr != nil || !strings.Contains(out, "docs/app.md") {
@@ -286,6 +290,19 @@ func TestSecurityRefusals(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"msg":"rate limit exceeded"`) || !strings.Contains(logs.String(), `"client":"token:carol"`) {
 		t.Errorf("rate limit refusal not logged:\n%s", logs)
+	}
+	// The attempts on the other repo were logged with who made them.
+	for _, want := range []string{
+		`"tool":"read_doc","reason":"repo not readable by this client","client":"token:alpha","path":"vault/docs/vault.md","repo":"vault"`,
+		`"tool":"read_doc","reason":"repo not readable by this client","client":"token:alpha","path":"docs/vault.md","repo":"vault"`,
+		`"tool":"read_doc","reason":"path leaves the repository","client":"token:alpha"`,
+		`"tool":"list_tasks","reason":"repo not readable by this client","client":"token:alpha","repo":"vault"`,
+		`"tool":"get_scene","reason":"repo not readable by this client","client":"token:bravo","repo":"app"`,
+		`"reason":"repo not readable by this client","client":"token:alpha/local","path":"vault/docs/vault.md"`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no log line with %s", want)
+		}
 	}
 	// alpha's own budget is its own: carol's burst did not spend it.
 	if _, werr := call(t, alpha, tools.ReadContext, map[string]any{"query": "quasar"}); werr != nil {

@@ -49,6 +49,7 @@ func (e *Edge) repo(ctx context.Context, tool, named string) (string, error) {
 	id := access.FromContext(ctx)
 	switch {
 	case named != "" && !id.MayRead(named):
+		e.refused(id, tool, "repo not readable by this client", "repo", named)
 		return "", tools.InvalidParams(tool, fmt.Sprintf("repo %q: not a repo this client may read; name one of its repos", named))
 	case named != "":
 		return named, nil

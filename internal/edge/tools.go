@@ -211,6 +211,7 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		var a struct{ Path string }
 		if json.Unmarshal(raw, &a) == nil {
 			if problem := pathProblem(a.Path); problem != "" {
+				e.refused(id, tools.ReadDoc, "path leaves the repository", "path", a.Path)
 				return nil, tools.InvalidParams(tools.ReadDoc, problem)
 			}
 		}
@@ -221,6 +222,7 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		return nil, tools.InvalidParams(tools.ReadDoc, err.Error())
 	}
 	if problem := pathProblem(a.Path); problem != "" {
+		e.refused(id, tools.ReadDoc, "path leaves the repository", "path", a.Path)
 		return nil, tools.InvalidParams(tools.ReadDoc, problem)
 	}
 	d, err := e.resolve(a.Path, id)
@@ -308,17 +310,26 @@ func (e *Edge) resolve(p string, id access.Identity) (*doc, error) {
 	m := e.m
 	m.mu.RLock()
 	var matches []*doc
+	hidden := "" // a repo holding p that id may not read
 	for _, k := range m.byPath[p] {
 		if d := m.docs[k]; id.MayRead(d.rec.Repo) {
 			matches = append(matches, d)
+		} else {
+			hidden = d.rec.Repo
 		}
 	}
-	if repo, rest, ok := strings.Cut(p, "/"); ok && m.repos[repo] > 0 && id.MayRead(repo) {
-		if d, ok := m.docs[events.DocKey(repo, rest)]; ok && !slices.Contains(matches, d) {
+	if repo, rest, ok := strings.Cut(p, "/"); ok && m.repos[repo] > 0 {
+		if d, ok := m.docs[events.DocKey(repo, rest)]; ok && !id.MayRead(repo) {
+			hidden = repo
+		} else if ok && !slices.Contains(matches, d) {
 			matches = append(matches, d)
 		}
 	}
 	m.mu.RUnlock()
+	if len(matches) == 0 && hidden != "" {
+		// To the caller it is not there; the operator hears of the attempt.
+		e.refused(id, tools.ReadDoc, "repo not readable by this client", "path", p, "repo", hidden)
+	}
 	switch len(matches) {
 	case 1:
 		return matches[0], nil
@@ -333,6 +344,11 @@ func (e *Edge) resolve(p string, id access.Identity) (*doc, error) {
 	err := tools.InvalidParams(tools.ReadDoc, fmt.Sprintf("path %q is in %d repos: name one as <repo>/<path>, e.g. %q", p, len(names), names[0]))
 	err.Data["candidates"] = names
 	return nil, err
+}
+
+// refused logs a call refused for what it tried to reach, with who asked.
+func (e *Edge) refused(id access.Identity, tool, reason string, attrs ...any) {
+	e.logger.Warn("tool call refused", append([]any{"tool", tool, "reason", reason, "client", id.Client}, attrs...)...)
 }
 
 // suggestPath is the markdown path of the repos id may read closest to

@@ -155,7 +155,7 @@ func TestSceneToolTakesDecisionsFromTheEdge(t *testing.T) {
 	})
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{".cuedeck/cards/a1b2c3.md": card("a1b2c3", "active", "Fix login.")})
-	out, err := Tool(e, openRoot(t, dir).FS(), "app").Call(context.Background(), tools.GetScene, json.RawMessage(`{}`))
+	out, err := Tool(e, openRoot(t, dir).FS(), "app", nil).Call(context.Background(), tools.GetScene, json.RawMessage(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"log/slog"
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
@@ -17,16 +18,21 @@ import (
 // serve it; an edge alone answers that the tool needs the workspace. When
 // next is a DecisionSource (an *edge.Edge), scenes carry the team's recent
 // decisions from it. repo is the workspace's repo: a caller whose identity
-// may not read it gets no scene (1001, as if there were no workspace).
+// may not read it gets no scene (1001, as if there were no workspace), and
+// log (nil discards) hears of the attempt.
 //
 // A scene's page opens with tools.SceneNotice, and its result and errors
 // pass the security guard like every edge result does.
-func Tool(next tools.Caller, fsys fs.FS, repo string) tools.Caller {
+func Tool(next tools.Caller, fsys fs.FS, repo string, log *slog.Logger) tools.Caller {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		if tool != tools.GetScene {
 			return next.Call(ctx, tool, args)
 		}
-		if !access.FromContext(ctx).MayRead(repo) {
+		if id := access.FromContext(ctx); !id.MayRead(repo) {
+			log.Warn("tool call refused", "tool", tool, "reason", "repo not readable by this client", "client", id.Client, "repo", repo)
 			return nil, &tools.Error{Code: tools.CodeFileNotFound, Message: "Scene Not Available", Data: map[string]any{
 				"suggestion": "This client may not read the workspace's repo; use read_context and read_doc on its own repos"}}
 		}

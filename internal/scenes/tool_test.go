@@ -24,7 +24,7 @@ func TestSceneToolRedactsAndMarksData(t *testing.T) {
 		t.Fatal("get_scene must not reach the next caller")
 		return nil, nil
 	})
-	tool := Tool(none, openRoot(t, dir).FS(), "app")
+	tool := Tool(none, openRoot(t, dir).FS(), "app", nil)
 	for _, args := range []string{`{}`, `{"expand":"` + scene.NodeID("docs/ops.md") + `"}`} {
 		out, err := tool.Call(context.Background(), tools.GetScene, json.RawMessage(args))
 		if err != nil {
