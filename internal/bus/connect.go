@@ -35,9 +35,13 @@ type Conn struct {
 type ConnectOptions struct {
 	// Name identifies the client in server monitoring, e.g. "cue-indexer".
 	Name string
-	// Credentials is an optional .creds file; Token an optional auth token.
+	// Credentials is an optional .creds file; Token an optional auth token;
+	// User and Password a server-configured user (deployments/nats/*.conf),
+	// passed apart from the URL so no log line or error carries the secret.
 	Credentials string
 	Token       string
+	User        string
+	Password    string
 	Logger      *slog.Logger
 }
 
@@ -78,6 +82,9 @@ func Connect(ctx context.Context, url string, o ConnectOptions) (*Conn, error) {
 	}
 	if o.Token != "" {
 		opts = append(opts, nats.Token(o.Token))
+	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		opts = append(opts, nats.Timeout(time.Until(deadline)))

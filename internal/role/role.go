@@ -20,17 +20,23 @@ import (
 type Flags struct {
 	NATSURL     string
 	Credentials string
-	LogLevel    string
-	LogJSON     bool
-	Replicas    int
+	// User and Password name a user of the server's config; the password
+	// comes only from the environment, so it shows in no process listing.
+	User     string
+	Password string
+	LogLevel string
+	LogJSON  bool
+	Replicas int
 }
 
 // Register adds the common flags to fs, with defaults from the environment
-// (CUE_NATS_URL, CUE_NATS_CREDS, CUE_LOG_LEVEL, CUE_LOG_JSON, CUE_REPLICAS).
+// (CUE_NATS_URL, CUE_NATS_CREDS, CUE_NATS_USER, CUE_LOG_LEVEL, CUE_LOG_JSON,
+// CUE_REPLICAS); the user's password is CUE_NATS_PASSWORD, never a flag.
 func Register(fs *flag.FlagSet) *Flags {
-	f := &Flags{}
+	f := &Flags{Password: os.Getenv("CUE_NATS_PASSWORD")}
 	fs.StringVar(&f.NATSURL, "nats", env("CUE_NATS_URL", "nats://127.0.0.1:4222"), "NATS URL(s), comma-separated")
 	fs.StringVar(&f.Credentials, "creds", env("CUE_NATS_CREDS", ""), "NATS credentials file")
+	fs.StringVar(&f.User, "nats-user", env("CUE_NATS_USER", ""), "NATS user of the server's config (password from CUE_NATS_PASSWORD)")
 	fs.StringVar(&f.LogLevel, "log-level", env("CUE_LOG_LEVEL", "info"), "debug, info, warn or error")
 	fs.BoolVar(&f.LogJSON, "log-json", env("CUE_LOG_JSON", "") == "true", "log as JSON")
 	replicas, _ := strconv.Atoi(env("CUE_REPLICAS", "1"))
@@ -76,7 +82,10 @@ func (f *Flags) Settings() bus.Settings { return bus.Settings{Replicas: f.Replic
 func (f *Flags) Connect(ctx context.Context, name string, log *slog.Logger) (*bus.Conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	conn, err := bus.Connect(cctx, f.NATSURL, bus.ConnectOptions{Name: name, Credentials: f.Credentials, Logger: log})
+	if f.User != "" && f.Password == "" {
+		return nil, fmt.Errorf("--nats-user %s: set its password in CUE_NATS_PASSWORD", f.User)
+	}
+	conn, err := bus.Connect(cctx, f.NATSURL, bus.ConnectOptions{Name: name, Credentials: f.Credentials, User: f.User, Password: f.Password, Logger: log})
 	if err != nil {
 		return nil, err
 	}
