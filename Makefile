@@ -8,7 +8,7 @@ ROLES     := ingest indexer extractor mcp-edge
 IMAGE_TAG ?= dev
 export CGO_ENABLED ?= 0
 
-.PHONY: help build run test e2e bench lint images clean
+.PHONY: help build run test e2e bench lint images clean deploy-smoke
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -53,6 +53,15 @@ images: build ## Build FROM-scratch images of the roles and of nats-server.
 	@echo "built cuedeck/cue:$(IMAGE_TAG) (cue and cue-engine)"
 	docker build -q -f deployments/images/Dockerfile.nats -t cuedeck/nats:$(IMAGE_TAG) $(BIN) >/dev/null
 	@echo "built cuedeck/nats:$(IMAGE_TAG)"
+
+# Compose v2 plugin if present, else the standalone docker-compose.
+COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo 'docker compose' || echo docker-compose)
+
+deploy-smoke: images ## Bring up deployments/compose.yaml and query an edge over HTTP MCP (Docker required).
+	@token=$$(./deployments/init.sh); [ -z "$$token" ] || echo "new MCP token (shown once, keep it): $$token"; token=$${token:-$$CUE_SMOKE_TOKEN}; \
+	if [ -z "$$token" ]; then echo "deployments/tokens.toml exists: set CUE_SMOKE_TOKEN to the token init.sh printed, or delete tokens.toml"; exit 1; fi; \
+	$(COMPOSE) -f deployments/compose.yaml up -d && \
+	./deployments/smoke/smoke.sh "$$token"
 
 clean: ## Remove build output and this workspace's cache.
 	rm -rf $(BIN) .cuedeck/.cache

@@ -8,15 +8,15 @@ cd "$(dirname "$0")"
 umask 077
 secret() { head -c 24 /dev/urandom | base64 | tr -d '/+=\n'; }
 
-if [ ! -f .env ]; then
-	{
-		echo "# NATS passwords of deployments/compose.yaml (made by init.sh)."
-		for role in SYS INGEST INDEXER EXTRACTOR EDGE LAPTOP; do
-			echo "CUE_NATS_PASSWORD_$role=$(secret)"
-		done
-	} > .env
-	echo "wrote $(pwd)/.env" >&2
-fi
+# A user added in a later release gets its password appended, since
+# nats-server refuses a config naming an unset variable.
+[ -f .env ] || echo "# NATS passwords of deployments/compose.yaml (made by init.sh)." > .env
+for user in SYS ADMIN INGEST INDEXER EXTRACTOR EDGE LAPTOP; do
+	if ! grep -q "^CUE_NATS_PASSWORD_$user=" .env; then
+		echo "CUE_NATS_PASSWORD_$user=$(secret)" >> .env
+		echo "added CUE_NATS_PASSWORD_$user to $(pwd)/.env" >&2
+	fi
+done
 
 if [ ! -f tokens.toml ]; then
 	token=$(secret)
