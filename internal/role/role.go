@@ -5,6 +5,7 @@ package role
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -93,9 +94,29 @@ func (f *Flags) Connect(ctx context.Context, name string, log *slog.Logger) (*bu
 		conn.Close()
 		return nil, err
 	}
-	if err := bus.Provision(cctx, conn.JS, bus.DeclaredTopology(f.Settings())); err != nil {
+	if err := provision(cctx, conn, f.Settings(), log); err != nil {
 		conn.Close()
 		return nil, err
 	}
 	return conn, nil
+}
+
+// provisionAttempt bounds one provisioning pass. A JetStream API request
+// made before a cluster has elected its leader is never answered, so a
+// role started with its NATS nodes (a first `docker compose up`) would
+// otherwise wait out the whole deadline on a request that was dropped.
+const provisionAttempt = 10 * time.Second
+
+// provision provisions the topology, asking again after an attempt that
+// got no answer; create-or-update is idempotent, so a repeat is harmless.
+func provision(ctx context.Context, conn *bus.Conn, s bus.Settings, log *slog.Logger) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
+		err := bus.Provision(actx, conn.JS, bus.DeclaredTopology(s))
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		log.Warn("provisioning the topology got no answer (is the NATS cluster still forming?); asking again", "err", err)
+	}
 }
