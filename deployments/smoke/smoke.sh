@@ -9,7 +9,7 @@ TOKEN=${1:?usage: smoke.sh TOKEN [EDGE_URL] [QUERY] (the token init.sh printed)}
 EDGE=${2:-http://127.0.0.1:8081}
 QUERY=${3:-JetStream stream topology}
 H=$(mktemp)
-trap 'rm -f "$H"' EXIT
+trap 'rm -f "$H" "$H.out"' EXIT
 
 echo "== waiting for $EDGE/readyz (cue_docs applied > 0)"
 i=0
@@ -43,9 +43,16 @@ echo "Mcp-Session-Id: $SESSION"
 mcp '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$SESSION" >/dev/null
 
 echo "== tools/call read_context \"$QUERY\""
-mcp "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"read_context\",\"arguments\":{\"query\":\"$QUERY\",\"limit\":3}}}" "$SESSION" | tee "$H.out"
-echo
-grep -q '"isError":true' "$H.out" && { echo "FAIL: read_context returned an error"; rm -f "$H.out"; exit 1; }
-grep -q '\\"path\\"' "$H.out" || { echo "FAIL: read_context returned no hits"; rm -f "$H.out"; exit 1; }
+# The edge may still be applying the first scan: ask until a hit comes.
+i=0
+while :; do
+	mcp "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"read_context\",\"arguments\":{\"query\":\"$QUERY\",\"limit\":3}}}" "$SESSION" > "$H.out"
+	grep -q '"isError":true' "$H.out" && { cat "$H.out"; echo "FAIL: read_context returned an error"; rm -f "$H.out"; exit 1; }
+	grep -q '\\"path\\"' "$H.out" && break
+	i=$((i + 1))
+	[ "$i" -le 60 ] || { cat "$H.out"; echo "FAIL: read_context found nothing in 60 s"; rm -f "$H.out"; exit 1; }
+	sleep 1
+done
+cat "$H.out"; echo
 rm -f "$H.out"
 echo "== smoke test passed"
