@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	mobynet "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/nats-io/nats.go"
@@ -29,6 +30,7 @@ type Cluster struct {
 	NATS     []*Node // n1, n2, n3
 	Indexers []*Node
 	Edges    []*Node
+	Ingest   *Node // nil unless ClusterOptions.Repos
 	docker   *testcontainers.DockerClient
 }
 
@@ -36,6 +38,10 @@ type Cluster struct {
 type ClusterOptions struct {
 	Indexers int
 	Edges    int
+	// Repos, repo name to host directory, starts an ingest container
+	// watching each, bind-mounted read-only at /repos/<name>. The
+	// directories must be readable by uid 65534 (the images' user).
+	Repos map[string]string
 }
 
 // Node is one container of the cluster, by its network alias.
@@ -152,6 +158,22 @@ func StartCluster(ctx context.Context, t *testing.T, opts ClusterOptions) *Clust
 			t.Fatalf("start edge%d: %v", i+1, err)
 		}
 		c.Edges = append(c.Edges, n)
+	}
+	if len(opts.Repos) > 0 {
+		args := []string{"--nats", urls, "--replicas", "3", "--state-dir", "/data/ingest", "--no-transcripts"}
+		var binds []string
+		for name, dir := range opts.Repos {
+			args = append(args, "--repo", name+"=/repos/"+name)
+			binds = append(binds, dir+":/repos/"+name+":ro")
+		}
+		n, err := c.start(ctx, "cuedeck/ingest:"+tag(), "ingest",
+			testcontainers.WithCmd(args...),
+			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.Binds = append(hc.Binds, binds...) }),
+			testcontainers.WithWaitStrategy(wait.ForLog("ingest running").WithStartupTimeout(90*time.Second)))
+		if err != nil {
+			t.Fatalf("start ingest: %v", err)
+		}
+		c.Ingest = n
 	}
 	return c
 }

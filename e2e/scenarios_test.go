@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -317,4 +319,90 @@ func TestClusterIndexerKilledMidStream(t *testing.T) {
 	waitEdgeServes(ctx, t, c, nc, 0, markdown(all), 2*time.Minute)
 	checkEdge(ctx, t, c, nc, 0, acked, markdown(all))
 	t.Logf("scenario took %s", time.Since(t0).Round(time.Millisecond))
+}
+
+// writeRepos writes files under one directory per repo, readable by the
+// images' user, and returns repo name to directory.
+func writeRepos(t *testing.T, root string, files []File) map[string]string {
+	t.Helper()
+	dirs := map[string]string{}
+	for _, f := range files {
+		dir := filepath.Join(root, f.Repo)
+		dirs[f.Repo] = dir
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.Content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range dirs {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dirs
+}
+
+// TestClusterIngestContainer runs the real ingest container on three
+// mounted repos: its first scan and a later edit of some files reach the
+// edge, every version on disk written to cue_docs once. "Acknowledged"
+// here is what was on disk for ingest to publish.
+func TestClusterIngestContainer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	files := Corpus(4, "b1", scenarioRepos, 300)
+	root := t.TempDir()
+	dirs := writeRepos(t, root, files)
+	c := StartCluster(ctx, t, ClusterOptions{Indexers: 1, Edges: 1, Repos: dirs})
+	nc := c.Connect(ctx)
+	js, _ := jetstream.New(nc)
+	// Ordered from the stream's start: writes made before the watcher
+	// starts are still there, each key having one.
+	writes := WatchDocsWrites(ctx, t, js)
+	acked := NewChecker()
+	for _, f := range files {
+		acked.Ack(f.Version())
+	}
+	waitWrites(ctx, t, writes, len(files), 2*time.Minute)
+	t.Logf("first scan of %d files indexed %s after start", len(files), time.Since(t0).Round(time.Millisecond))
+
+	// Edit every tenth markdown file: ingest's watcher publishes the new
+	// versions.
+	var edited []File
+	for i, f := range markdown(files) {
+		if i%10 == 0 {
+			f.Content += "\n\nEdited: " + words[i%len(words)] + "."
+			edited = append(edited, f)
+		}
+	}
+	writeRepos(t, root, edited)
+	for _, f := range edited {
+		acked.Ack(f.Version())
+	}
+	waitWrites(ctx, t, writes, len(files)+len(edited), 2*time.Minute)
+	latest := map[string]File{}
+	for _, f := range append(append([]File(nil), files...), edited...) {
+		latest[f.Repo+"/"+f.Path] = f
+	}
+	var want []File
+	for _, f := range latest {
+		want = append(want, f)
+	}
+	waitEdgeServes(ctx, t, c, nc, 0, markdown(want), time.Minute)
+
+	kv := NewChecker()
+	for v := range acked.acked {
+		kv.Ack(v)
+	}
+	writes.ObserveInto(kv)
+	r := kv.Report()
+	t.Logf("checker cue_docs writes: %s", r)
+	if !r.OK() || len(r.Unexpected) > 0 {
+		t.Errorf("cue_docs writes: %s", r)
+	}
+	checkEdge(ctx, t, c, nc, 0, acked, markdown(want))
+	t.Logf("%d files and %d edits through the ingest container; scenario took %s", len(files), len(edited), time.Since(t0).Round(time.Millisecond))
 }
