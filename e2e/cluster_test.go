@@ -25,13 +25,15 @@ import (
 // Connect for NATS, EdgeQuery for an edge's tools over NATS, EdgeURL for
 // its HTTP MCP and operations endpoints.
 type Cluster struct {
-	t        *testing.T
-	Net      *testcontainers.DockerNetwork
-	NATS     []*Node // n1, n2, n3
-	Indexers []*Node
-	Edges    []*Node
-	Ingest   *Node // nil unless ClusterOptions.Repos
-	docker   *testcontainers.DockerClient
+	t          *testing.T
+	Net        *testcontainers.DockerNetwork
+	NATS       []*Node // n1, n2, n3
+	Indexers   []*Node
+	Extractors []*Node
+	Edges      []*Node
+	Ingest     *Node // nil unless ClusterOptions.Repos
+	docker     *testcontainers.DockerClient
+	opts       ClusterOptions
 }
 
 // ClusterOptions say which roles to start on the NATS cluster.
@@ -42,7 +44,15 @@ type ClusterOptions struct {
 	// watching each, bind-mounted read-only at /repos/<name>. The
 	// directories must be readable by uid 65534 (the images' user).
 	Repos map[string]string
+	// Extractors to start, with ExtractorArgs after the common flags.
+	Extractors    int
+	ExtractorArgs []string
+	// EdgeArgs come after the edges' common flags (a later flag wins).
+	EdgeArgs []string
 }
+
+// natsURLs is the roles' view of the cluster: every server by alias.
+const natsURLs = "nats://n1:4222,nats://n2:4222,nats://n3:4222"
 
 // Node is one container of the cluster, by its network alias.
 type Node struct {
@@ -73,6 +83,9 @@ cluster {
   listen: 0.0.0.0:6222
   routes: [nats://n1:6222, nats://n2:6222, nats://n3:6222]
 }
+leafnodes {
+  listen: 0.0.0.0:7422
+}
 `, name)
 }
 
@@ -91,7 +104,7 @@ func StartCluster(ctx context.Context, t *testing.T, opts ClusterOptions) *Clust
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dc.Close() })
-	c := &Cluster{t: t, Net: nw, docker: dc}
+	c := &Cluster{t: t, Net: nw, docker: dc, opts: opts}
 
 	// The three servers start together: each waits for its routes.
 	type started struct {
@@ -107,7 +120,7 @@ func StartCluster(ctx context.Context, t *testing.T, opts ClusterOptions) *Clust
 				testcontainers.WithFiles(testcontainers.ContainerFile{
 					Reader: strings.NewReader(natsConfig(name)), ContainerFilePath: "/etc/nats.conf", FileMode: 0o644}),
 				testcontainers.WithCmd("-c", "/etc/nats.conf"),
-				testcontainers.WithExposedPorts("4222/tcp", "8222/tcp"),
+				testcontainers.WithExposedPorts("4222/tcp", "8222/tcp", "7422/tcp"),
 				testcontainers.WithWaitStrategy(wait.ForLog("Server is ready").WithStartupTimeout(60*time.Second)))
 			ch <- started{i, n, err}
 		}()
@@ -130,37 +143,38 @@ func StartCluster(ctx context.Context, t *testing.T, opts ClusterOptions) *Clust
 	})
 	nc.Close()
 
-	urls := "nats://n1:4222,nats://n2:4222,nats://n3:4222"
 	for i := range opts.Indexers {
 		// Keyword search only: embedding thousands of files with the
 		// built-in model would take the 2-core runner minutes.
 		n, err := c.start(ctx, "cuedeck/indexer:"+tag(), fmt.Sprintf("indexer%d", i+1),
-			testcontainers.WithCmd("--nats", urls, "--replicas", "3", "--embed-model", "none"),
+			testcontainers.WithCmd("--nats", natsURLs, "--replicas", "3", "--embed-model", "none"),
 			testcontainers.WithWaitStrategy(wait.ForLog("indexer running").WithStartupTimeout(90*time.Second)))
 		if err != nil {
 			t.Fatalf("start indexer%d: %v", i+1, err)
 		}
 		c.Indexers = append(c.Indexers, n)
 	}
-	tokens := fmt.Sprintf("[[tokens]]\nname = \"e2e\"\ntoken = %q\nrepos = [\"*\"]\n", clusterToken)
-	for i := range opts.Edges {
-		n, err := c.start(ctx, "cuedeck/mcp-edge:"+tag(), fmt.Sprintf("edge%d", i+1),
-			testcontainers.WithFiles(testcontainers.ContainerFile{
-				Reader: strings.NewReader(tokens), ContainerFilePath: "/etc/cue-tokens.toml", FileMode: 0o644}),
-			testcontainers.WithCmd("--nats", urls, "--replicas", "3", "--state-dir", "/data/edge",
-				"--http", "0.0.0.0:8080", "--tokens", "/etc/cue-tokens.toml",
-				"--query-prefix", EdgePrefix(i), "--embed-model", "none",
-				// Scenarios poll faster than seed 002 lets an agent call.
-				"--rate-limits", "off"),
-			testcontainers.WithExposedPorts("8080/tcp"),
-			testcontainers.WithWaitStrategy(wait.ForLog("serving MCP").WithStartupTimeout(90*time.Second)))
+	for i := range opts.Extractors {
+		n, err := c.start(ctx, "cuedeck/extractor:"+tag(), fmt.Sprintf("extractor%d", i+1),
+			testcontainers.WithCmd(append([]string{"--nats", natsURLs, "--replicas", "3"}, opts.ExtractorArgs...)...),
+			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+				// A model server the test runs on the host.
+				hc.ExtraHosts = append(hc.ExtraHosts, "host.docker.internal:host-gateway")
+			}),
+			testcontainers.WithWaitStrategy(wait.ForLog("extractor starting").WithStartupTimeout(90*time.Second)))
 		if err != nil {
-			t.Fatalf("start edge%d: %v", i+1, err)
+			t.Fatalf("start extractor%d: %v", i+1, err)
 		}
-		c.Edges = append(c.Edges, n)
+		c.Extractors = append(c.Extractors, n)
+	}
+	c.Edges = make([]*Node, opts.Edges)
+	for i := range opts.Edges {
+		if err := c.StartEdge(ctx, i); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if len(opts.Repos) > 0 {
-		args := []string{"--nats", urls, "--replicas", "3", "--state-dir", "/data/ingest", "--no-transcripts"}
+		args := []string{"--nats", natsURLs, "--replicas", "3", "--state-dir", "/data/ingest", "--no-transcripts"}
 		var binds []string
 		for name, dir := range opts.Repos {
 			args = append(args, "--repo", name+"=/repos/"+name)
@@ -176,6 +190,29 @@ func StartCluster(ctx context.Context, t *testing.T, opts ClusterOptions) *Clust
 		c.Ingest = n
 	}
 	return c
+}
+
+// StartEdge starts edge i (0-based) as a new container under its alias,
+// with an empty state directory: at cluster start, or in place of one
+// whose container was removed (a lost volume).
+func (c *Cluster) StartEdge(ctx context.Context, i int) error {
+	tokens := fmt.Sprintf("[[tokens]]\nname = \"e2e\"\ntoken = %q\nrepos = [\"*\"]\n", clusterToken)
+	args := []string{"--nats", natsURLs, "--replicas", "3", "--state-dir", "/data/edge",
+		"--http", "0.0.0.0:8080", "--tokens", "/etc/cue-tokens.toml",
+		"--query-prefix", EdgePrefix(i), "--embed-model", "none",
+		// Scenarios poll faster than seed 002 lets an agent call.
+		"--rate-limits", "off"}
+	n, err := c.start(ctx, "cuedeck/mcp-edge:"+tag(), fmt.Sprintf("edge%d", i+1),
+		testcontainers.WithFiles(testcontainers.ContainerFile{
+			Reader: strings.NewReader(tokens), ContainerFilePath: "/etc/cue-tokens.toml", FileMode: 0o644}),
+		testcontainers.WithCmd(append(args, c.opts.EdgeArgs...)...),
+		testcontainers.WithExposedPorts("8080/tcp"),
+		testcontainers.WithWaitStrategy(wait.ForLog("serving MCP").WithStartupTimeout(90*time.Second)))
+	if err != nil {
+		return fmt.Errorf("start edge%d: %w", i+1, err)
+	}
+	c.Edges[i] = n
+	return nil
 }
 
 func (c *Cluster) start(ctx context.Context, image, alias string, opts ...testcontainers.ContainerCustomizer) (*Node, error) {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -151,17 +150,10 @@ func waitWrites(ctx context.Context, t *testing.T, w *DocsWrites, n int, timeout
 // a three-node cluster; both edges serve every acknowledged version and
 // answer the same searches identically.
 func TestClusterIngestEdgesAgree(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	c := StartCluster(ctx, t, ClusterOptions{Indexers: 2, Edges: 2})
-	t.Logf("cluster up in %s", time.Since(t0).Round(time.Millisecond))
-	nc := c.Connect(ctx)
-	js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(512))
-	writes := WatchDocsWrites(ctx, t, js)
+	s := StartScenario(t, 5*time.Minute, ClusterOptions{Indexers: 2, Edges: 2})
+	ctx, c, nc, js, writes, acked := s.Ctx, s.C, s.NC, s.JS, s.Writes, s.Acked
 
 	files := Corpus(1, "b1", scenarioRepos, 2000)
-	acked := NewChecker()
 	start := time.Now()
 	Publish(ctx, t, js, files, acked)
 	published := time.Since(start)
@@ -177,16 +169,7 @@ func TestClusterIngestEdgesAgree(t *testing.T) {
 		float64(len(files))/searchable.Seconds())
 
 	// Every acknowledged version was written to cue_docs exactly once.
-	kv := NewChecker()
-	for v := range acked.acked {
-		kv.Ack(v)
-	}
-	writes.ObserveInto(kv)
-	r := kv.Report()
-	t.Logf("checker cue_docs writes: %s", r)
-	if !r.OK() || len(r.Unexpected) > 0 {
-		t.Errorf("cue_docs writes: %s", r)
-	}
+	s.CheckWrites()
 	for i := range c.Edges {
 		checkEdge(ctx, t, c, nc, i, acked, docs)
 	}
@@ -215,7 +198,8 @@ func TestClusterIngestEdgesAgree(t *testing.T) {
 			t.Errorf("read_context %q found nothing: the comparison proves little", q)
 		}
 	}
-	t.Logf("read_context: %d queries, %d answered differently; scenario took %s", len(queries), differ, time.Since(t0).Round(time.Millisecond))
+	t.Logf("read_context: %d queries, %d answered differently", len(queries), differ)
+	s.Done()
 }
 
 // TestClusterIndexerKilledMidStream is scenario 2: while a second batch is
@@ -232,15 +216,8 @@ func TestClusterIngestEdgesAgree(t *testing.T) {
 // a later write replaced them, must equal the number of acknowledged
 // versions.
 func TestClusterIndexerKilledMidStream(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	c := StartCluster(ctx, t, ClusterOptions{Indexers: 2, Edges: 1})
-	t.Logf("cluster up in %s", time.Since(t0).Round(time.Millisecond))
-	nc := c.Connect(ctx)
-	js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(512))
-	writes := WatchDocsWrites(ctx, t, js)
-	acked := NewChecker()
+	s := StartScenario(t, 5*time.Minute, ClusterOptions{Indexers: 2, Edges: 1})
+	ctx, c, nc, js, writes, acked := s.Ctx, s.C, s.NC, s.JS, s.Writes, s.Acked
 
 	first := Corpus(2, "b1", scenarioRepos, 500)
 	Publish(ctx, t, js, first, acked)
@@ -299,26 +276,18 @@ func TestClusterIndexerKilledMidStream(t *testing.T) {
 		}
 		return nil
 	})
-	kv := NewChecker()
-	for v := range acked.acked {
-		kv.Ack(v)
-	}
-	writes.ObserveInto(kv)
-	r := kv.Report()
+	r := s.CheckWrites()
 	streamWrites, err := writes.StreamWrites(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("checker cue_docs writes: %s; stream writes %d", r, streamWrites)
-	if !r.OK() || len(r.Unexpected) > 0 {
-		t.Errorf("cue_docs writes: %s", r)
-	}
+	t.Logf("cue_docs stream writes: %d", streamWrites)
 	if streamWrites != uint64(r.Acknowledged) {
 		t.Errorf("cue_docs took %d writes for %d acknowledged versions: some event was indexed twice", streamWrites, r.Acknowledged)
 	}
 	waitEdgeServes(ctx, t, c, nc, 0, markdown(all), 2*time.Minute)
 	checkEdge(ctx, t, c, nc, 0, acked, markdown(all))
-	t.Logf("scenario took %s", time.Since(t0).Round(time.Millisecond))
+	s.Done()
 }
 
 // writeRepos writes files under one directory per repo, readable by the
@@ -350,24 +319,18 @@ func writeRepos(t *testing.T, root string, files []File) map[string]string {
 // edge, every version on disk written to cue_docs once. "Acknowledged"
 // here is what was on disk for ingest to publish.
 func TestClusterIngestContainer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	t0 := time.Now()
 	files := Corpus(4, "b1", scenarioRepos, 300)
 	root := t.TempDir()
 	dirs := writeRepos(t, root, files)
-	c := StartCluster(ctx, t, ClusterOptions{Indexers: 1, Edges: 1, Repos: dirs})
-	nc := c.Connect(ctx)
-	js, _ := jetstream.New(nc)
-	// Ordered from the stream's start: writes made before the watcher
-	// starts are still there, each key having one.
-	writes := WatchDocsWrites(ctx, t, js)
-	acked := NewChecker()
+	// The watcher reads cue_docs' stream from its start: writes made
+	// before it starts are still there, each key having one.
+	s := StartScenario(t, 4*time.Minute, ClusterOptions{Indexers: 1, Edges: 1, Repos: dirs})
+	ctx, c, nc, writes, acked := s.Ctx, s.C, s.NC, s.Writes, s.Acked
 	for _, f := range files {
 		acked.Ack(f.Version())
 	}
 	waitWrites(ctx, t, writes, len(files), 2*time.Minute)
-	t.Logf("first scan of %d files indexed %s after start", len(files), time.Since(t0).Round(time.Millisecond))
+	t.Logf("first scan of %d files indexed %s after start", len(files), s.Elapsed())
 
 	// Edit every tenth markdown file: ingest's watcher publishes the new
 	// versions.
@@ -393,16 +356,8 @@ func TestClusterIngestContainer(t *testing.T) {
 	}
 	waitEdgeServes(ctx, t, c, nc, 0, markdown(want), time.Minute)
 
-	kv := NewChecker()
-	for v := range acked.acked {
-		kv.Ack(v)
-	}
-	writes.ObserveInto(kv)
-	r := kv.Report()
-	t.Logf("checker cue_docs writes: %s", r)
-	if !r.OK() || len(r.Unexpected) > 0 {
-		t.Errorf("cue_docs writes: %s", r)
-	}
+	s.CheckWrites()
 	checkEdge(ctx, t, c, nc, 0, acked, markdown(want))
-	t.Logf("%d files and %d edits through the ingest container; scenario took %s", len(files), len(edited), time.Since(t0).Round(time.Millisecond))
+	t.Logf("%d files and %d edits through the ingest container", len(files), len(edited))
+	s.Done()
 }
