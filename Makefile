@@ -32,8 +32,9 @@ test: ## Vet, check formatting, and run the tests with the race detector.
 TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 export TESTCONTAINERS_HOST_OVERRIDE
 
-e2e: images ## Build the images and run the container tests (Docker required).
-	cd e2e && TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 60m ./...
+e2e: images ## Build the images, run the container tests and the cluster benchmark (Docker required).
+	cd e2e && TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 60m -v ./...
+	cd e2e && TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 20m -run '^$$' -bench BenchmarkCluster -benchtime 1x .
 
 bench: ## Run the benchmarks (save to find latency and more).
 	$(GO) test -run '^$$' -bench . -benchmem ./...

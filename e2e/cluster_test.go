@@ -25,7 +25,7 @@ import (
 // Connect for NATS, EdgeQuery for an edge's tools over NATS, EdgeURL for
 // its HTTP MCP and operations endpoints.
 type Cluster struct {
-	t          *testing.T
+	t          testing.TB
 	Net        *testcontainers.DockerNetwork
 	NATS       []*Node // n1, n2, n3
 	Indexers   []*Node
@@ -92,7 +92,7 @@ leafnodes {
 // StartCluster brings the topology up and registers its teardown with
 // t.Cleanup. It returns once JetStream has a meta leader and every role
 // has logged that it runs.
-func StartCluster(ctx context.Context, t *testing.T, opts ClusterOptions) *Cluster {
+func StartCluster(ctx context.Context, t testing.TB, opts ClusterOptions) *Cluster {
 	t.Helper()
 	nw, err := network.New(ctx)
 	if err != nil {
@@ -232,7 +232,7 @@ func (c *Cluster) start(ctx context.Context, image, alias string, opts ...testco
 	return &Node{Name: alias, C: tc, c: c}, nil
 }
 
-func dumpLogs(t *testing.T, alias string, tc *testcontainers.DockerContainer) {
+func dumpLogs(t testing.TB, alias string, tc *testcontainers.DockerContainer) {
 	logs, err := tc.Logs(context.Background())
 	if err != nil {
 		return
@@ -383,7 +383,7 @@ func (c *Cluster) eventually(ctx context.Context, timeout time.Duration, what st
 	eventually(ctx, c.t, timeout, what, f)
 }
 
-func eventually(ctx context.Context, t *testing.T, timeout time.Duration, what string, f func() error) {
+func eventually(ctx context.Context, t testing.TB, timeout time.Duration, what string, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

@@ -67,7 +67,7 @@ func Corpus(seed uint64, batch string, repos []string, n int) []File {
 // (inline content, its Nats-Msg-Id), many in flight at once, and records
 // every acknowledged version in chk. It fails the test on any publish that
 // is not acknowledged.
-func Publish(ctx context.Context, t *testing.T, js jetstream.JetStream, files []File, chk *Checker) {
+func Publish(ctx context.Context, t testing.TB, js jetstream.JetStream, files []File, chk *Checker) {
 	t.Helper()
 	modTime := time.Unix(1700000000, 0)
 	type pending struct {
@@ -124,7 +124,7 @@ type DocsWrites struct {
 }
 
 // WatchDocsWrites starts counting; it stops at cleanup.
-func WatchDocsWrites(ctx context.Context, t *testing.T, js jetstream.JetStream) *DocsWrites {
+func WatchDocsWrites(ctx context.Context, t testing.TB, js jetstream.JetStream) *DocsWrites {
 	t.Helper()
 	stream, err := js.Stream(ctx, "KV_"+events.DocsBucket)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // write) and the checker of what JetStream acknowledged.
 type Scenario struct {
 	Ctx    context.Context
-	T      *testing.T
+	T      testing.TB
 	C      *Cluster
 	NC     *nats.Conn
 	JS     jetstream.JetStream
@@ -25,7 +25,7 @@ type Scenario struct {
 
 // StartScenario starts the cluster within a context of timeout (cancelled
 // at cleanup) and logs how long the cluster took to come up.
-func StartScenario(t *testing.T, timeout time.Duration, opts ClusterOptions) *Scenario {
+func StartScenario(t testing.TB, timeout time.Duration, opts ClusterOptions) *Scenario {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)

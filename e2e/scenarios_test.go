@@ -82,7 +82,7 @@ func readDocs(ctx context.Context, c *Cluster, nc *nats.Conn, i int, files []Fil
 
 // waitEdgeServes polls edge i until it answers read_doc for every file with
 // the file's version, asking again only for those it did not have.
-func waitEdgeServes(ctx context.Context, t *testing.T, c *Cluster, nc *nats.Conn, i int, files []File, timeout time.Duration) {
+func waitEdgeServes(ctx context.Context, t testing.TB, c *Cluster, nc *nats.Conn, i int, files []File, timeout time.Duration) {
 	t.Helper()
 	remaining := files
 	eventually(ctx, t, timeout, fmt.Sprintf("edge%d serves every file", i+1), func() error {
@@ -110,7 +110,7 @@ func waitEdgeServes(ctx context.Context, t *testing.T, c *Cluster, nc *nats.Conn
 
 // checkEdge runs the set checker on what edge i answers for files, against
 // those of files that were acknowledged.
-func checkEdge(ctx context.Context, t *testing.T, c *Cluster, nc *nats.Conn, i int, acked *Checker, files []File) Report {
+func checkEdge(ctx context.Context, t testing.TB, c *Cluster, nc *nats.Conn, i int, acked *Checker, files []File) Report {
 	t.Helper()
 	chk := NewChecker()
 	for _, f := range files {
@@ -135,7 +135,7 @@ func checkEdge(ctx context.Context, t *testing.T, c *Cluster, nc *nats.Conn, i i
 	return r
 }
 
-func waitWrites(ctx context.Context, t *testing.T, w *DocsWrites, n int, timeout time.Duration) {
+func waitWrites(ctx context.Context, t testing.TB, w *DocsWrites, n int, timeout time.Duration) {
 	t.Helper()
 	eventually(ctx, t, timeout, fmt.Sprintf("%d cue_docs writes", n), func() error {
 		if got := w.Total(); got < n {
