@@ -4,21 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 
+	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
 
@@ -393,8 +397,8 @@ disabled = true
 		t.Fatal(err)
 	}
 	defer lnc.Close()
-	if r, err := localReadDoc(ctx, lnc, lap.info.QueryPrefix, teamOnly.Repo+"/"+teamOnly.Path); err != nil || r.Error == nil {
-		t.Fatalf("the laptop's own daemon should not have the team's file: %v %s", err, r.Result)
+	if r, err := localReadDoc(ctx, lnc, lap.info.QueryPrefix, teamOnly.Repo+"/"+teamOnly.Path); err != nil || r.Error == nil || r.Error.Code != tools.CodeFileNotFound {
+		t.Fatalf("the laptop's own daemon should not have the team's file: %v %s %+v", err, r.Result, r.Error)
 	}
 	if r, err := localReadDoc(ctx, lnc, lap.info.QueryPrefix, repo+"/"+docs[0].Path); err != nil || r.Error != nil {
 		t.Fatalf("the laptop's own daemon should have its file %s: %v %+v", docs[0].Path, err, r.Error)
@@ -469,6 +473,33 @@ disabled = true
 	}
 	t.Logf("cue mcp answered from the team's edges (read_doc, read_context) in %s", time.Since(mcpStart).Round(time.Millisecond))
 
+	// No team edge of the prefix serves (edge1 stopped): the same `cue mcp`
+	// answers from the laptop's own daemon, which has the laptop's files
+	// and not the team's.
+	stopAt := time.Now()
+	if err := c.Edges[0].Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, time.Minute, "cue mcp answers from the laptop with edge1 stopped", func() error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_doc", Arguments: map[string]any{"path": teamOnly.Repo + "/" + teamOnly.Path}})
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) || wire.Code != tools.CodeFileNotFound {
+			return fmt.Errorf("read_doc of the team's file: %v %+v", err, res)
+		}
+		return nil
+	})
+	text, err = callText("read_doc", map[string]any{"path": repo + "/" + docs[2].Path})
+	if err != nil {
+		t.Fatalf("cue mcp read_doc of a laptop file with edge1 stopped: %v", err)
+	}
+	if err := json.Unmarshal([]byte(text), &doc); err != nil || doc.Hash != docs[2].Version().Hash {
+		t.Fatalf("cue mcp read_doc of a laptop file from the laptop: %s %v", text, err)
+	}
+	if !strings.Contains(mcpLog.String(), "answering from local") {
+		t.Errorf("cue mcp should log that it answers from the laptop:\n%s", mcpLog)
+	}
+	t.Logf("with edge1 stopped, cue mcp answered from the laptop's daemon %s later", time.Since(stopAt).Round(time.Millisecond))
+
 	// The laptop kept within its permissions: the team refused nothing.
 	for _, n := range c.NATS {
 		if v := violations(ctx, t, n); v != "" {
@@ -533,7 +564,7 @@ func checkLaptopWrites(t *testing.T, w *DocsWrites, acked *Checker, repo string)
 	for v := range acked.acked {
 		chk.Ack(v)
 	}
-	others := 0
+	var others []string
 	w.mu.Lock()
 	for v, n := range w.seen {
 		switch {
@@ -542,12 +573,13 @@ func checkLaptopWrites(t *testing.T, w *DocsWrites, acked *Checker, repo string)
 				chk.Observe(v)
 			}
 		case v.Repo == repo:
-			others++
+			others = append(others, v.Path)
 		}
 	}
 	w.mu.Unlock()
+	slices.Sort(others)
 	r := chk.Report()
-	t.Logf("checker team cue_docs writes of the laptop's files: %s (other laptop files indexed: %d)", r, others)
+	t.Logf("checker team cue_docs writes of the laptop's files: %s (other laptop files indexed: %v)", r, others)
 	if !r.OK() || len(r.Unexpected) > 0 {
 		t.Errorf("team cue_docs writes of the laptop's files: %s", r)
 	}
