@@ -500,16 +500,21 @@ disabled = true
 	}
 	t.Logf("with edge1 stopped, cue mcp answered from the laptop's daemon %s later", time.Since(stopAt).Round(time.Millisecond))
 
-	// The laptop kept within its permissions: the team refused nothing.
+	// The laptop kept within its permissions: the team refused nothing,
+	// and the laptop's server heard of no refusal.
 	for _, n := range c.NATS {
 		if v := violations(ctx, t, n); v != "" {
 			t.Errorf("%s logged permission violations:\n%s", n.Name, v)
 		}
 	}
+	if l := lap.log(); strings.Contains(l, "Violation") {
+		t.Errorf("the laptop's cue up logged a violation:\n%s", l)
+	}
 	s.Done()
 }
 
-// violations is the lines of n's log that report a permissions violation.
+// violations is the lines of n's log that report a permissions (or any
+// protocol) violation.
 func violations(ctx context.Context, t *testing.T, n *Node) string {
 	t.Helper()
 	logs, err := n.C.Logs(ctx)
@@ -521,7 +526,9 @@ func violations(ctx context.Context, t *testing.T, n *Node) string {
 	buf := new(bytes.Buffer)
 	buf.ReadFrom(logs)
 	for _, line := range strings.Split(buf.String(), "\n") {
-		if strings.Contains(line, "Permissions Violation") {
+		// A hub logs a leaf's as "Publish Violation on ..." or
+		// "Subscription Violation on ...".
+		if strings.Contains(line, "Violation") {
 			b.WriteString(line + "\n")
 		}
 	}
