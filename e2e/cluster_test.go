@@ -49,6 +49,9 @@ type ClusterOptions struct {
 	ExtractorArgs []string
 	// EdgeArgs come after the edges' common flags (a later flag wins).
 	EdgeArgs []string
+	// NATSConfig is appended to every NATS server's configuration (e.g.
+	// users for the leaf listener).
+	NATSConfig string
 }
 
 // natsURLs is the roles' view of the cluster: every server by alias.
@@ -118,7 +121,7 @@ func StartCluster(ctx context.Context, t testing.TB, opts ClusterOptions) *Clust
 		go func() {
 			n, err := c.start(ctx, "cuedeck/nats:"+tag(), name,
 				testcontainers.WithFiles(testcontainers.ContainerFile{
-					Reader: strings.NewReader(natsConfig(name)), ContainerFilePath: "/etc/nats.conf", FileMode: 0o644}),
+					Reader: strings.NewReader(natsConfig(name) + opts.NATSConfig), ContainerFilePath: "/etc/nats.conf", FileMode: 0o644}),
 				testcontainers.WithCmd("-c", "/etc/nats.conf"),
 				testcontainers.WithExposedPorts("4222/tcp", "8222/tcp", "7422/tcp"),
 				testcontainers.WithWaitStrategy(wait.ForLog("Server is ready").WithStartupTimeout(60*time.Second)))

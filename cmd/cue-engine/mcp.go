@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
-	"github.com/cuedeck/cuedeck/internal/query"
 )
 
 // cmdMCP serves MCP over stdio for one agent. The tools run in the
 // workspace's daemon, reached over NATS request/reply, so any number of
 // agents share one index; the daemon is started in the background first if
-// none runs.
+// none runs. On a laptop joined to a team as a leaf node, the team's edges
+// answer, and the daemon when none does.
 func cmdMCP(args []string) error {
 	fs, c := newFlags("mcp")
 	c.logLevel = envOr("CUE_LOG_LEVEL", "warn")
@@ -49,7 +50,9 @@ func cmdMCP(args []string) error {
 		return err
 	}
 	token := envOr("CUE_TOKEN", cfg.MCP.QueryToken)
-	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix, Token: token})
+	// On a laptop joined to a team: the team's edges first, the daemon
+	// when none answers.
+	caller, err := daemon.Caller(conn.NC, info, token, log)
 	if err != nil {
 		return err
 	}

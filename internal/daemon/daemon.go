@@ -14,7 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -33,6 +36,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/telemetry"
+	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -53,6 +57,15 @@ type Options struct {
 // account: an embedded server serves one workspace.
 const QueryPrefix = "cue.query"
 
+// LocalQueryPrefix is the daemon's query prefix when its embedded server
+// joins a team as a leaf node. The team's edges serve the team prefix
+// ([nats] team_query_prefix, default QueryPrefix), which the leaf
+// forwards; were the daemon to serve it too, NATS would prefer the local
+// subscriber and `cue mcp` would never hear the team. This prefix is
+// outside what the team's laptop user may publish, so it stays on the
+// laptop.
+const LocalQueryPrefix = "cue.local"
+
 // Run holds the workspace lock and runs all roles until ctx is cancelled,
 // then shuts down in order. If the lock is held, the error is a
 // *workspace.LockError (code 1007).
@@ -66,6 +79,19 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer lock.Release()
+
+	// Joined to a team, the daemon leaves the team prefix to the team's
+	// edges and answers on its own.
+	servePrefix, teamPrefix := QueryPrefix, ""
+	if cfg.NATS.URL == "" && len(cfg.NATS.LeafRemotes) > 0 {
+		servePrefix, teamPrefix = LocalQueryPrefix, cfg.NATS.TeamQueryPrefix
+		if teamPrefix == "" {
+			teamPrefix = QueryPrefix
+		}
+		if teamPrefix == LocalQueryPrefix || strings.HasPrefix(teamPrefix, LocalQueryPrefix+".") {
+			return fmt.Errorf("config [nats] team_query_prefix %q: %s is the daemon's own prefix on a leaf node; use the team edges' --query-prefix (default %s)", teamPrefix, LocalQueryPrefix, QueryPrefix)
+		}
+	}
 
 	// NATS: the embedded server unless the config names a cluster.
 	natsURL := cfg.NATS.URL
@@ -262,7 +288,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("lag-monitor", mon.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: QueryPrefix, Tokens: tokens, Logger: log.With("role", "query"), Ready: func() { close(queryReady) }})
+		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: servePrefix, Tokens: tokens, Logger: log.With("role", "query"), Ready: func() { close(queryReady) }})
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {
@@ -299,7 +325,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	info := workspace.DaemonInfo{
 		PID: os.Getpid(), Workspace: ws.Root, Repo: cfg.Workspace.Name, NATSURL: natsURL,
-		MCPURL: mcpURL, QueryPrefix: QueryPrefix, StartedAt: time.Now().UTC(), Version: version.Version,
+		MCPURL: mcpURL, QueryPrefix: servePrefix, TeamQueryPrefix: teamPrefix, StartedAt: time.Now().UTC(), Version: version.Version,
 	}
 	if err := ws.WriteDaemonInfo(info); err != nil {
 		g.StopAll()
@@ -310,6 +336,28 @@ func Run(ctx context.Context, o Options) (err error) {
 		o.Ready(info)
 	}
 	return g.Wait()
+}
+
+// Caller is how `cue mcp` reaches the tools of the daemon info describes:
+// its query service, or, on a laptop joined to a team (info names a team
+// prefix), the team's edges through the leaf node first and the daemon
+// when no team edge answers: offline, or none runs. log hears which one
+// answers whenever that changes. token goes with every call.
+func Caller(nc *nats.Conn, info workspace.DaemonInfo, token string, log *slog.Logger) (tools.Caller, error) {
+	local, err := query.NewClient(nc, query.ClientOptions{Prefix: info.QueryPrefix, Token: token})
+	if err != nil {
+		return nil, err
+	}
+	if info.TeamQueryPrefix == "" {
+		return local, nil
+	}
+	team, err := query.NewClient(nc, query.ClientOptions{Prefix: info.TeamQueryPrefix, Token: token})
+	if err != nil {
+		return nil, err
+	}
+	return query.NewFallback(
+		query.Route{Name: "team", Prefix: info.TeamQueryPrefix, Caller: team},
+		query.Route{Name: "local", Prefix: info.QueryPrefix, Caller: local}, log), nil
 }
 
 func splitListen(listen string) (string, int, error) {

@@ -118,7 +118,11 @@ type NATSConfig struct {
 	Listen string `toml:"listen"`
 	// LeafRemotes join the embedded server to team clusters.
 	LeafRemotes []string `toml:"leaf_remotes"`
-	Credentials string   `toml:"credentials"`
+	// TeamQueryPrefix is the query prefix of the team's edges (their
+	// --query-prefix), which `cue mcp` asks first when LeafRemotes are
+	// set; default "cue.query". The daemon then answers on "cue.local".
+	TeamQueryPrefix string `toml:"team_query_prefix"`
+	Credentials     string `toml:"credentials"`
 	// Replicas of streams and buckets this workspace provisions: 1 on the
 	// embedded server, 3 on a team cluster.
 	Replicas int `toml:"replicas"`
@@ -273,6 +277,13 @@ func (c *Config) Validate() error {
 	if c.NATS.URL == "" && c.NATS.Replicas != 1 {
 		return fmt.Errorf("config [nats] replicas = %d needs a cluster: the embedded server is a single node (set url, or replicas = 1)", c.NATS.Replicas)
 	}
+	if p := c.NATS.TeamQueryPrefix; p != "" {
+		for tok := range strings.SplitSeq(p, ".") {
+			if tok == "" || strings.ContainsAny(tok, "*> \t\r\n") {
+				return fmt.Errorf("config [nats] team_query_prefix %q: use a subject prefix without wildcards or empty tokens, e.g. \"cue.query\"", p)
+			}
+		}
+	}
 	if c.Ingest.InlineBytes > c.Ingest.MaxFileBytes {
 		return fmt.Errorf("config [ingest] inline_bytes (%d) exceeds max_file_bytes (%d)", c.Ingest.InlineBytes, c.Ingest.MaxFileBytes)
 	}
@@ -401,8 +412,13 @@ debounce = "500ms"
 url = ""
 # fsync every JetStream write before acknowledging it.
 sync_always = true
-# Join a team cluster as a leaf node, e.g. ["nats-leaf://nats.team:7422"].
+# Join a team cluster as a leaf node, e.g.
+# ["nats-leaf://laptop:PASSWORD@nats.team:7422"]: this workspace's files
+# reach the team's index, and `+"`cue mcp`"+` asks the team's edges first (this
+# daemon answers when none does, e.g. offline).
 leaf_remotes = []
+# Query prefix of the team's edges (their --query-prefix).
+team_query_prefix = "cue.query"
 # Replicas of streams and buckets: 1 embedded, 3 on a team cluster.
 replicas = 1
 
@@ -415,6 +431,9 @@ allowed_origins = []
 # Seed 002's per-tool, per-client limits; override one with e.g.
 # [mcp.rate_limits.read_context] limit = 60, burst = 90, window = "60s".
 rate_limits_disabled = false
+# Token `+"`cue mcp`"+` sends with its calls, for team edges that require one
+# (CUE_TOKEN overrides it).
+query_token = ""
 # Bearer tokens for HTTP and NATS tool calls; each names the repos it may
 # read (["*"]: all). With any token set, every call needs one.
 # [[mcp.tokens]]

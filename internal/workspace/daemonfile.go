@@ -20,6 +20,10 @@ type DaemonInfo struct {
 	QueryPrefix string    `json:"query_prefix"`
 	StartedAt   time.Time `json:"started_at"`
 	Version     string    `json:"version"`
+	// TeamQueryPrefix is set when the daemon's server joins a team as a
+	// leaf node: the team's edges serve it, QueryPrefix is the daemon's
+	// own, and `cue mcp` asks the team first.
+	TeamQueryPrefix string `json:"team_query_prefix,omitempty"`
 }
 
 // ErrNoDaemon means no daemon runs for the workspace.

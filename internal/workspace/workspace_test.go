@@ -60,6 +60,8 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		"[extract]\ndaily_budget_usd = -1\n":                                 "daily_budget_usd",
 		"[[transcripts.chat]]\nglob = \"x/*.jsonl\"\nrepo = \"elsewhere\"\n": "not a repo of this workspace",
 		"[[transcripts.chat]]\nrepo = \"\"\n":                                "glob is empty",
+		"[nats]\nteam_query_prefix = \"cue.*\"\n":                            "team_query_prefix",
+		"[nats]\nteam_query_prefix = \"cue..query\"\n":                       "team_query_prefix",
 	} {
 		root := t.TempDir()
 		w := &Workspace{Root: root}
@@ -99,7 +101,7 @@ func TestExtractConfigDefaultsAndParsing(t *testing.T) {
 	}
 	// The commented default written by cue init parses to the same choices.
 	os.WriteFile(w.Path(ConfigFile), []byte(DefaultConfigTOML("app")), 0o644)
-	if c, err = w.LoadConfig(); err != nil || c.Extract.LLM != "none" || c.Transcripts.Disabled {
+	if c, err = w.LoadConfig(); err != nil || c.Extract.LLM != "none" || c.Transcripts.Disabled || c.NATS.TeamQueryPrefix != "cue.query" {
 		t.Fatalf("default config: %+v %v", c, err)
 	}
 }
