@@ -590,4 +590,8 @@ func checkLaptopWrites(t *testing.T, w *DocsWrites, acked *Checker, repo string)
 	if !r.OK() || len(r.Unexpected) > 0 {
 		t.Errorf("team cue_docs writes of the laptop's files: %s", r)
 	}
+	// The workspace config holds the leaf's password and the query token.
+	if slices.Contains(others, ".cuedeck/config.toml") {
+		t.Errorf("the laptop published its .cuedeck/config.toml to the team")
+	}
 }

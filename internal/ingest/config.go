@@ -54,6 +54,12 @@ type Config struct {
 // excluded as well as the directory.
 var DefaultExclude = []string{".git", "node_modules/", "vendor/", ".cuedeck/.cache/"}
 
+// NeverPublished are excluded whatever Config.Exclude says, and after it,
+// so that no pattern re-includes them: the workspace config holds MCP
+// tokens and NATS passwords, and a laptop joined to a team as a leaf node
+// would otherwise hand them to every reader of the team's edges.
+var NeverPublished = []string{".cuedeck/config.toml"}
+
 // Defaults of Config.
 const (
 	DefaultMaxFileBytes = 8 << 20
@@ -67,6 +73,7 @@ func (c *Config) setDefaults() {
 	if c.Exclude == nil {
 		c.Exclude = append([]string(nil), DefaultExclude...)
 	}
+	c.Exclude = append(c.Exclude, NeverPublished...)
 	if c.MaxFileBytes == 0 {
 		c.MaxFileBytes = DefaultMaxFileBytes
 	}

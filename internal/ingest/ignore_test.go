@@ -57,6 +57,23 @@ func TestIgnoreRules(t *testing.T) {
 	}
 }
 
+// The workspace config is never published, even when the configured
+// excludes are emptied or try to re-include it.
+func TestWorkspaceConfigNeverPublished(t *testing.T) {
+	for _, exclude := range [][]string{nil, {}, {"!.cuedeck/config.toml"}} {
+		c := Config{Exclude: exclude}
+		c.setDefaults()
+		ir := newIgnoreRules(c.Exclude)
+		ir.setDir("", []byte("!.cuedeck/config.toml\n"))
+		if !ir.ignored(".cuedeck/config.toml", false) {
+			t.Errorf("exclude %q: .cuedeck/config.toml would be published", exclude)
+		}
+		if ir.ignored(".cuedeck/cards/c.md", false) {
+			t.Errorf("exclude %q: a task card would not be published", exclude)
+		}
+	}
+}
+
 func TestLooksBinary(t *testing.T) {
 	cases := []struct {
 		name   string

@@ -42,6 +42,7 @@ func TestInitialScanPublishesEachFileOnce(t *testing.T) {
 		"node_modules/m/index.js": "default exclude",
 		"vendor/v.go":             "default exclude",
 		".cuedeck/.cache/x":       "default exclude",
+		".cuedeck/config.toml":    "query_token = \"secret\"\n",
 		".git/HEAD":               "ref: refs/heads/main\n",
 		".git/info/exclude":       "excluded.md\n",
 		"excluded.md":             "ignored by .git/info/exclude",
