@@ -38,10 +38,7 @@ func BenchmarkClusterSteadyIngest(b *testing.B) {
 	// Something to find before the load starts, so that queries do work
 	// from the first second.
 	warm := Corpus(20, "warm", scenarioRepos, 150)
-	Publish(ctx, b, js, warm, s.Acked)
-	for i := range c.Edges {
-		waitEdgeServes(ctx, b, c, nc, i, markdown(warm), 2*time.Minute)
-	}
+	s.Ingest(warm, 2*time.Minute)
 
 	files := Corpus(21, "load", scenarioRepos, rate*seconds)
 	published := make([]time.Time, len(files))

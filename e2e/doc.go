@@ -16,4 +16,30 @@
 // come from read_doc answers (markdown only: seed 002 limits read_doc to
 // .md paths) and from every write on cue_docs' stream (DocsWrites), which
 // is where "indexed twice" shows: a second write of the same version.
+// StartScenario (scenario_test.go) starts a cluster with the watcher and
+// the checker every scenario uses.
+//
+// The scenarios of the team topology, each printing its checkers' counts:
+//
+//  1. TestClusterIngestEdgesAgree: three repos, 2,000 files; both edges
+//     serve every version and answer the same searches byte for byte.
+//  2. TestClusterIndexerKilledMidStream: an indexer SIGKILLed mid-batch and
+//     restarted; nothing lost, nothing written twice to cue_docs.
+//  3. TestClusterNATSNodeStopped: the CUE_INGEST stream leader stopped
+//     under steady ingest and queries; publishes retried with their
+//     Nats-Msg-Id, the node rejoins with every replica current.
+//  4. TestClusterEdgePartitioned: an edge cut off the cluster's network
+//     keeps answering, reports its lag, and converges when reconnected.
+//  5. TestClusterEdgeVolumeLost: an edge's container and state removed; a
+//     new one rebuilds from the buckets and answers byte for byte as before.
+//  6. TestClusterExtractorsShareBudget: two extractors against a model
+//     server on the host never spend more than their shared daily budget.
+//  7. TestClusterLaptopLeaf: a laptop's `cue up` (bin/, on the host) joins
+//     as a leaf node with the laptop user's permissions; its files reach
+//     the team's edges, and its `cue mcp` answers from them.
+//
+// Besides: TestClusterIngestContainer (the ingest image on mounted repos),
+// TestRolesOverContainerNetwork, TestEvalSciFactHybridBeatsKeyword, and
+// BenchmarkClusterSteadyIngest (files/s to searchable, freshness and query
+// latency at the edges under a steady load), which `make e2e` runs once.
 package e2e

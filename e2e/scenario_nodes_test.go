@@ -44,12 +44,8 @@ func TestClusterNATSNodeStopped(t *testing.T) {
 	// A first batch both edges serve: the query loop asks for these and
 	// knows the right answer.
 	warm := Corpus(5, "b1", scenarioRepos, 300)
-	Publish(ctx, t, js, warm, acked)
-	waitWrites(ctx, t, writes, len(warm), 2*time.Minute)
+	s.Ingest(warm, 2*time.Minute)
 	warmDocs := markdown(warm)
-	for i := range c.Edges {
-		waitEdgeServes(ctx, t, c, nc, i, warmDocs, 2*time.Minute)
-	}
 
 	queries := newQueryLoop(ctx, t, c, len(c.Edges))
 	qctx, stopQueries := context.WithCancel(ctx)
@@ -192,15 +188,11 @@ func TestClusterNATSNodeStopped(t *testing.T) {
 // and answers exactly as before, and as the other edge does.
 func TestClusterEdgeVolumeLost(t *testing.T) {
 	s := StartScenario(t, 6*time.Minute, ClusterOptions{Indexers: 1, Edges: 2})
-	ctx, c, nc, js, writes, acked := s.Ctx, s.C, s.NC, s.JS, s.Writes, s.Acked
+	ctx, c, nc, acked := s.Ctx, s.C, s.NC, s.Acked
 
 	files := Corpus(7, "b1", scenarioRepos, 600)
-	Publish(ctx, t, js, files, acked)
-	waitWrites(ctx, t, writes, len(files), 2*time.Minute)
+	s.Ingest(files, 2*time.Minute)
 	docs := markdown(files)
-	for i := range c.Edges {
-		waitEdgeServes(ctx, t, c, nc, i, docs, 2*time.Minute)
-	}
 	var sample []File
 	for i, f := range docs {
 		if i%5 == 0 {

@@ -41,6 +41,17 @@ func StartScenario(t testing.TB, timeout time.Duration, opts ClusterOptions) *Sc
 // Elapsed is the time since the scenario started, for its log lines.
 func (s *Scenario) Elapsed() time.Duration { return time.Since(s.start).Round(time.Millisecond) }
 
+// Ingest publishes files and waits until cue_docs holds a write of every
+// version acknowledged so far and every edge serves files' markdown.
+func (s *Scenario) Ingest(files []File, timeout time.Duration) {
+	s.T.Helper()
+	Publish(s.Ctx, s.T, s.JS, files, s.Acked)
+	waitWrites(s.Ctx, s.T, s.Writes, len(s.Acked.acked), timeout)
+	for i := range s.C.Edges {
+		waitEdgeServes(s.Ctx, s.T, s.C, s.NC, i, markdown(files), timeout)
+	}
+}
+
 // CheckWrites runs the set checker on cue_docs' writes against every
 // acknowledged version, prints its counts and fails the test on anything
 // lost, duplicated or unexpected.
