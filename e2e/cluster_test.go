@@ -34,6 +34,9 @@ type Cluster struct {
 	Ingest     *Node // nil unless ClusterOptions.Repos
 	docker     *testcontainers.DockerClient
 	opts       ClusterOptions
+
+	// EdgeNet is the edges' second network: nil unless ClusterOptions.EdgeNet.
+	EdgeNet *testcontainers.DockerNetwork
 }
 
 // ClusterOptions say which roles to start on the NATS cluster.
@@ -52,6 +55,12 @@ type ClusterOptions struct {
 	// NATSConfig is appended to every NATS server's configuration (e.g.
 	// users for the leaf listener).
 	NATSConfig string
+	// EdgeNet puts the edges on a second network of their own besides the
+	// cluster's. Docker maps a port through any network the container is
+	// on, so an edge Disconnected from the cluster's network still answers
+	// at EdgeURL (on another host port: ask again); with the cluster's
+	// network its only one, it has no mapped port until Reconnect.
+	EdgeNet bool
 }
 
 // natsURLs is the roles' view of the cluster: every server by alias.
@@ -205,12 +214,25 @@ func (c *Cluster) StartEdge(ctx context.Context, i int) error {
 		"--query-prefix", EdgePrefix(i), "--embed-model", "none",
 		// Scenarios poll faster than seed 002 lets an agent call.
 		"--rate-limits", "off"}
-	n, err := c.start(ctx, "cuedeck/mcp-edge:"+tag(), fmt.Sprintf("edge%d", i+1),
+	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithFiles(testcontainers.ContainerFile{
 			Reader: strings.NewReader(tokens), ContainerFilePath: "/etc/cue-tokens.toml", FileMode: 0o644}),
 		testcontainers.WithCmd(append(args, c.opts.EdgeArgs...)...),
 		testcontainers.WithExposedPorts("8080/tcp"),
-		testcontainers.WithWaitStrategy(wait.ForLog("serving MCP").WithStartupTimeout(90*time.Second)))
+		testcontainers.WithWaitStrategy(wait.ForLog("serving MCP").WithStartupTimeout(90 * time.Second)),
+	}
+	if c.opts.EdgeNet {
+		if c.EdgeNet == nil {
+			nw, err := network.New(ctx)
+			if err != nil {
+				return fmt.Errorf("edge network: %w", err)
+			}
+			c.t.Cleanup(func() { nw.Remove(context.Background()) })
+			c.EdgeNet = nw
+		}
+		opts = append(opts, network.WithNetwork([]string{fmt.Sprintf("edge%d", i+1)}, c.EdgeNet))
+	}
+	n, err := c.start(ctx, "cuedeck/mcp-edge:"+tag(), fmt.Sprintf("edge%d", i+1), opts...)
 	if err != nil {
 		return fmt.Errorf("start edge%d: %w", i+1, err)
 	}
@@ -366,7 +388,8 @@ func (n *Node) Restart(ctx context.Context) error {
 }
 
 // Disconnect cuts n off the cluster's network (a partition: the process
-// keeps running); Reconnect joins it again under its alias.
+// keeps running); Reconnect joins it again under its alias. Either may
+// move n's mapped ports: ask NATSURL/EdgeURL again afterwards.
 func (n *Node) Disconnect(ctx context.Context) error {
 	_, err := n.c.docker.NetworkDisconnect(ctx, n.c.Net.ID, client.NetworkDisconnectOptions{Container: n.C.GetContainerID()})
 	return err

@@ -180,25 +180,7 @@ func TestClusterIngestEdgesAgree(t *testing.T) {
 		queries = append(queries, words[k]+" "+words[k+1])
 	}
 	queries = append(queries, "section falcon harbor", "package handles", "reports")
-	differ := 0
-	for _, q := range queries {
-		var res [2]json.RawMessage
-		for i := range 2 {
-			rep, err := c.EdgeCall(ctx, nc, i, "read_context", map[string]any{"query": q, "limit": 10})
-			if err != nil || rep.Error != nil {
-				t.Fatalf("read_context %q on edge%d: %v %+v", q, i+1, err, rep.Error)
-			}
-			res[i] = rep.Result
-		}
-		if !bytes.Equal(res[0], res[1]) {
-			differ++
-			t.Errorf("read_context %q differs:\nedge1 %s\nedge2 %s", q, res[0], res[1])
-		}
-		if bytes.Equal(res[0], []byte("[]")) || bytes.Equal(res[0], []byte("null")) {
-			t.Errorf("read_context %q found nothing: the comparison proves little", q)
-		}
-	}
-	t.Logf("read_context: %d queries, %d answered differently", len(queries), differ)
+	compareContexts(ctx, t, c, nc, queries)
 	s.Done()
 }
 
@@ -288,6 +270,31 @@ func TestClusterIndexerKilledMidStream(t *testing.T) {
 	waitEdgeServes(ctx, t, c, nc, 0, markdown(all), 2*time.Minute)
 	checkEdge(ctx, t, c, nc, 0, acked, markdown(all))
 	s.Done()
+}
+
+// compareContexts asks both edges the same searches and fails on any
+// answer that differs, or on searches that find nothing.
+func compareContexts(ctx context.Context, t *testing.T, c *Cluster, nc *nats.Conn, queries []string) {
+	t.Helper()
+	differ := 0
+	for _, q := range queries {
+		var res [2]json.RawMessage
+		for i := range 2 {
+			rep, err := c.EdgeCall(ctx, nc, i, "read_context", map[string]any{"query": q, "limit": 10})
+			if err != nil || rep.Error != nil {
+				t.Fatalf("read_context %q on edge%d: %v %+v", q, i+1, err, rep.Error)
+			}
+			res[i] = rep.Result
+		}
+		if !bytes.Equal(res[0], res[1]) {
+			differ++
+			t.Errorf("read_context %q differs:\nedge1 %s\nedge2 %s", q, res[0], res[1])
+		}
+		if bytes.Equal(res[0], []byte("[]")) || bytes.Equal(res[0], []byte("null")) {
+			t.Errorf("read_context %q found nothing: the comparison proves little", q)
+		}
+	}
+	t.Logf("read_context: %d queries, %d answered differently", len(queries), differ)
 }
 
 // writeRepos writes files under one directory per repo, readable by the

@@ -45,6 +45,10 @@ type ConnectOptions struct {
 	Logger      *slog.Logger
 }
 
+// AttemptTimeout bounds one attempt to connect to one server: the dial
+// and the handshake, at start and at each reconnect.
+const AttemptTimeout = 5 * time.Second
+
 // Connect dials url (a comma-separated list for a cluster) and reconnects
 // forever: a role outlives a server restart or a leader election.
 func Connect(ctx context.Context, url string, o ConnectOptions) (*Conn, error) {
@@ -86,9 +90,16 @@ func Connect(ctx context.Context, url string, o ConnectOptions) (*Conn, error) {
 	if o.User != "" {
 		opts = append(opts, nats.UserInfo(o.User, o.Password))
 	}
+	// The timeout bounds each attempt, the first connect's and every
+	// reconnect's: nats.go holds the connection's lock through an attempt,
+	// so a long one to a server that cannot answer (a partitioned
+	// network drops the packets) would delay the reconnect after the
+	// network heals, and block every publish, by as long.
+	attempt := AttemptTimeout
 	if deadline, ok := ctx.Deadline(); ok {
-		opts = append(opts, nats.Timeout(time.Until(deadline)))
+		attempt = min(attempt, time.Until(deadline))
 	}
+	opts = append(opts, nats.Timeout(attempt))
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("bus: connect to %s: %w (is the NATS server running? `cue up` starts one for this workspace)", url, err)
