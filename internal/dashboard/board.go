@@ -107,4 +107,3 @@ func (a *api) loadBoard(ctx context.Context, repos []string) (Board, error) {
 	b.Layers = layout(b.Tasks, b.Edges)
 	return b, nil
 }
-

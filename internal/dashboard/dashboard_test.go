@@ -236,7 +236,9 @@ func TestBoardShowsTasksWithDependenciesScopedToTheToken(t *testing.T) {
 	if got.Title != "Build the API" || got.Status != "todo" || got.Repo != "app" || !slices.Equal(got.DependsOn, []string{schema}) {
 		t.Errorf("api task %+v", got)
 	}
-	if !slices.ContainsFunc(b.Edges, func(e dashboard.BoardEdge) bool { return e.Repo == "app" && e.From == schema && e.To == api && !e.Missing }) {
+	if !slices.ContainsFunc(b.Edges, func(e dashboard.BoardEdge) bool {
+		return e.Repo == "app" && e.From == schema && e.To == api && !e.Missing
+	}) {
 		t.Errorf("edge %s→%s missing: %+v", schema, api, b.Edges)
 	}
 	// Layers: schema, then api, then ui (its deepest dependency is api).
