@@ -53,7 +53,12 @@ type BoardEdge struct {
 
 func (a *api) board(w http.ResponseWriter, r *http.Request) {
 	ctx, id := identity(r)
-	repos := a.readableRepos(id)
+	var repos []string
+	if a.opts.TaskRepos != nil {
+		repos = mayRead(id, a.opts.TaskRepos())
+	} else {
+		repos = a.readableRepos(id)
+	}
 	if q := r.URL.Query().Get("repo"); q != "" {
 		repos = []string{q} // list_tasks refuses a repo the identity may not read
 	}

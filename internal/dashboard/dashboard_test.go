@@ -85,7 +85,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	}
 	mux := telemetry.Mux(nil, metrics, mon)
 	mux.Handle(dashboard.Path, dashboard.Handler(dashboard.Options{
-		Caller: caller, Memories: edg, Repos: func() []string { return append(board.Repos(), "app") },
+		Caller: caller, Memories: edg, Repos: func() []string { return append(board.Repos(), "app") }, TaskRepos: board.Repos,
 		Monitor: mon, Metrics: metrics, JetStream: conn.JS, DailyLimitUSD: o.dailyLimit, Tokens: tokens,
 	}))
 	srv := httptest.NewServer(mux)

@@ -489,7 +489,7 @@ function ratePanel(d, errs) {
 // ---- main -----------------------------------------------------------------
 
 const RENDER = { board: renderBoard, memories: renderMemories, ops: renderOps };
-const REFRESH = { board: 15000, ops: 5000 };
+const REFRESH = { board: 30000, ops: 5000 };
 let timer = null;
 
 async function refresh() {
