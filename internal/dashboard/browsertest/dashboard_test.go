@@ -1,0 +1,305 @@
+package browsertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/cuedeck/cuedeck/internal/access"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+)
+
+// What the fixture puts in the workspace, and what the pages must show.
+const (
+	searchQuery = "quasar mooring"
+	searchDoc   = "docs/mooring.md"
+	// memoryText is one of the decisions the rule extractor takes from
+	// the transcript fixture (internal/extractor/testdata).
+	memoryText = "Cap retries at three attempts"
+	budgetUSD  = 2.5
+	// testTimeout bounds the browser's work in one test.
+	testTimeout = 45 * time.Second
+)
+
+// task is a task the fixture created over MCP, as the board must show it.
+type task struct {
+	id, title, status string
+	dependsOn         []string
+}
+
+// fixture is a daemon with a document to search, memories from an agent's
+// transcript, and tasks with dependencies created over MCP.
+type fixture struct {
+	n     *node
+	tasks []task
+}
+
+func (f *fixture) dependencies() int {
+	n := 0
+	for _, tk := range f.tasks {
+		n += len(tk.dependsOn)
+	}
+	return n
+}
+
+// newFixture starts the daemon, with token as the one configured token
+// when it is not "", and waits until the tasks, the document and the
+// memories are served.
+func newFixture(t *testing.T, token string) *fixture {
+	t.Helper()
+	root, claude := t.TempDir(), t.TempDir()
+	write(t, root, searchDoc, "# Quasar mooring\n\nHow to moor a quasar: tie it to the nearest pulsar.\n")
+	n := startDaemon(t, root, func(c *workspace.Config) {
+		c.Transcripts.ClaudeDirs = []string{claude}
+		c.Extract.DailyBudgetUSD = budgetUSD
+		if token != "" {
+			c.MCP.Tokens = []access.TokenConfig{{Name: "viewer", Token: token, Repos: []string{"*"}}}
+		}
+	})
+	addTranscript(t, root, claude)
+
+	// Three tasks, the later ones depending on the earlier, in three
+	// columns of the board.
+	mc := connectMCP(t, n, token)
+	f := &fixture{n: n}
+	for _, spec := range []struct {
+		title, status string
+		deps          []int
+	}{
+		{"Design the quasar mooring", "done", nil},
+		{"Build the quasar mooring", "active", []int{0}},
+		{"Test the quasar mooring", "todo", []int{0, 1}},
+	} {
+		var deps []string
+		for _, i := range spec.deps {
+			deps = append(deps, f.tasks[i].id)
+		}
+		var created tools.CreateTaskResult
+		if err := mc.call(tools.CreateTask, tools.CreateTaskArgs{Title: spec.title, DependsOn: deps}, &created); err != nil {
+			t.Fatal(err)
+		}
+		if created.Metadata.Status != spec.status {
+			status := spec.status
+			if err := mc.call(tools.UpdateTask, tools.UpdateTaskArgs{ID: created.ID, Updates: tools.TaskUpdates{Status: &status}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.tasks = append(f.tasks, task{id: created.ID, title: spec.title, status: spec.status, dependsOn: deps})
+	}
+
+	eventually(t, 30*time.Second, "list_tasks to show the tasks with their statuses", func() (bool, error) {
+		var listed []tools.TaskSummary
+		if err := mc.call(tools.ListTasks, tools.ListTasksArgs{}, &listed); err != nil {
+			return false, err
+		}
+		for _, tk := range f.tasks {
+			if !slices.ContainsFunc(listed, func(s tools.TaskSummary) bool { return s.ID == tk.id && s.Status == tk.status }) {
+				return false, fmt.Errorf("task %s (%s) not listed in %+v", tk.id, tk.status, listed)
+			}
+		}
+		return true, nil
+	})
+	eventually(t, 30*time.Second, "read_context to find "+searchDoc, func() (bool, error) {
+		var hits []tools.ContextHit
+		if err := mc.call(tools.ReadContext, tools.ReadContextArgs{Query: searchQuery, Mode: tools.ModeKeyword}, &hits); err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(hits, func(h tools.ContextHit) bool { return strings.HasSuffix(h.Path, searchDoc) }), nil
+	})
+	eventually(t, 60*time.Second, "search_memories to find the transcript's decisions", func() (bool, error) {
+		var hits []tools.MemoryHit
+		if err := mc.call(tools.SearchMemories, tools.SearchMemoriesArgs{Query: "retries attempts", Mode: tools.ModeKeyword}, &hits); err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(hits, func(h tools.MemoryHit) bool { return h.Content == memoryText }), nil
+	})
+	return f
+}
+
+// addTranscript writes the extractor's fixture session as a Claude Code
+// transcript of the workspace, for the daemon's tailer to find.
+func addTranscript(t *testing.T, root, claude string) {
+	t.Helper()
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "extractor", "testdata", "decisions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := strings.ReplaceAll(string(fixture), "/home/dev/src/app", realRoot)
+	project := filepath.Join(claude, strings.NewReplacer("/", "-", ".", "-").Replace(realRoot))
+	write(t, project, "3b9d6c2e-41f7-4a8e-9d10-5e2f7c8a9b01.jsonl", session)
+}
+
+// js quotes s as a JavaScript string literal.
+func js(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// count is the number of elements matching a CSS selector.
+func count(t *testing.T, b *browser, selector string) int {
+	t.Helper()
+	return eval[int](t, b, fmt.Sprintf("document.querySelectorAll(%s).length", js(selector)))
+}
+
+// textOf is the text of the first element matching selector, and whether
+// there is one.
+func textOf(t *testing.T, b *browser, selector string) (string, bool) {
+	t.Helper()
+	s := eval[*string](t, b, fmt.Sprintf("(() => { const e = document.querySelector(%s); return e ? e.textContent : null })()", js(selector)))
+	if s == nil {
+		return "", false
+	}
+	return *s, true
+}
+
+// TestDashboardPages opens every page of the dashboard of a daemon without
+// tokens, checks that each shows what the daemon holds, and saves a
+// screenshot of each.
+func TestDashboardPages(t *testing.T) {
+	f := newFixture(t, "")
+	b := startBrowser(t, testTimeout)
+	dash := f.n.base + "/dashboard/"
+
+	t.Run("board", func(t *testing.T) {
+		b.open(t, dash)
+		for _, tk := range f.tasks {
+			sel := fmt.Sprintf(`#board .column[data-status=%q] .task[data-id=%q]`, tk.status, tk.id)
+			text, ok := textOf(t, b, sel)
+			if !ok {
+				t.Errorf("task %s (%q, %s) is not in its column: no %s\n%s", tk.id, tk.title, tk.status, sel, b.pageErrors())
+				continue
+			}
+			if !strings.Contains(text, tk.title) {
+				t.Errorf("task %s shows %q, want its title %q", tk.id, text, tk.title)
+			}
+		}
+		// The graph: one node per task, one edge per dependency, drawn.
+		ids := eval[[]string](t, b, `[...document.querySelectorAll("#dep-graph svg g.node[data-id]")].map(n => n.dataset.id)`)
+		want := make([]string, 0, len(f.tasks))
+		for _, tk := range f.tasks {
+			want = append(want, tk.id)
+		}
+		slices.Sort(ids)
+		slices.Sort(want)
+		if !slices.Equal(ids, want) {
+			t.Errorf("#dep-graph nodes %v, want one per task %v", ids, want)
+		}
+		if got := count(t, b, "#dep-graph svg .edge"); got != f.dependencies() {
+			t.Errorf("#dep-graph has %d .edge elements, want one per dependency: %d", got, f.dependencies())
+		}
+		if w := eval[float64](t, b, `(() => { const s = document.querySelector("#dep-graph svg"); return s ? s.getBoundingClientRect().width * s.getBoundingClientRect().height : 0 })()`); w <= 0 {
+			t.Errorf("#dep-graph svg has no area on the page")
+		}
+		b.screenshot(t, "dashboard-board")
+	})
+
+	t.Run("memories", func(t *testing.T) {
+		b.open(t, dash+"memories")
+		type item struct{ ID, Text, Source string }
+		items := eval[[]item](t, b, `[...document.querySelectorAll("#memories .memory[data-id]")].map(m => ({
+			ID: m.dataset.id, Text: m.textContent,
+			Source: (m.querySelector(".source") || {}).textContent || "" }))`)
+		if !slices.ContainsFunc(items, func(it item) bool { return strings.Contains(it.Text, memoryText) }) {
+			t.Errorf("#memories does not show %q: %+v", memoryText, items)
+		}
+		for _, it := range items {
+			if strings.TrimSpace(it.Source) == "" {
+				t.Errorf("memory %s has no .source naming where it came from: %q", it.ID, it.Text)
+			}
+		}
+		b.screenshot(t, "dashboard-memories")
+	})
+
+	t.Run("search", func(t *testing.T) {
+		b.open(t, dash+"search")
+		modes := eval[[]string](t, b, `[...document.querySelectorAll("#search-mode option")].map(o => o.value)`)
+		for _, m := range []string{tools.ModeKeyword, tools.ModeSemantic, tools.ModeHybrid} {
+			if !slices.Contains(modes, m) {
+				t.Errorf("#search-mode offers %v, missing %q", modes, m)
+			}
+		}
+		if count(t, b, "#search-form #search-repo") != 1 {
+			t.Errorf("#search-form has no repo filter #search-repo")
+		}
+		b.do(t, "type a query",
+			chromedp.SetValue(chromedp.CSS("#search-mode"), tools.ModeKeyword),
+			chromedp.SendKeys(chromedp.CSS("#search-q"), searchQuery),
+			chromedp.Evaluate[chromedp.Void](`document.querySelector("#search-form").requestSubmit()`),
+		)
+		b.waitFor(t, "search results", `document.querySelectorAll("#search-results .result").length > 0 || document.body.dataset.error`)
+		if msg := eval[string](t, b, `document.body.dataset.error || ""`); msg != "" {
+			t.Fatalf("search failed: data-error=%q\n%s", msg, b.pageErrors())
+		}
+		paths := eval[[]string](t, b, `[...document.querySelectorAll("#search-results .result")].map(r => r.dataset.path || "")`)
+		if !slices.ContainsFunc(paths, func(p string) bool { return strings.HasSuffix(p, searchDoc) }) {
+			t.Errorf("search for %q found %v, want %s", searchQuery, paths, searchDoc)
+		}
+		b.screenshot(t, "dashboard-search")
+	})
+
+	t.Run("ops", func(t *testing.T) {
+		b.open(t, dash+"ops")
+		for _, id := range []string{"#lag", "#dead-letters", "#budget", "#rate-limits"} {
+			if text, ok := textOf(t, b, id); !ok || strings.TrimSpace(text) == "" {
+				t.Errorf("ops page: %s missing or empty", id)
+			}
+		}
+		attrs := eval[map[string]string](t, b, `(() => { const e = document.querySelector("#budget"); return e ? {...e.dataset} : {} })()`)
+		if v, err := strconv.ParseFloat(attrs["limitUsd"], 64); err != nil || v != budgetUSD {
+			t.Errorf("#budget data-limit-usd=%q, want the configured daily limit %v", attrs["limitUsd"], budgetUSD)
+		}
+		if v, err := strconv.ParseFloat(attrs["spentUsd"], 64); err != nil || v < 0 {
+			t.Errorf("#budget data-spent-usd=%q, want a sum spent today", attrs["spentUsd"])
+		}
+		b.screenshot(t, "dashboard-ops")
+	})
+}
+
+// TestDashboardAsksForTheToken runs a daemon with a token configured: the
+// board asks for it, loads once it is entered, and keeps it for the
+// session.
+func TestDashboardAsksForTheToken(t *testing.T) {
+	const secret = "viewer-0123456789abcdefghij"
+	f := newFixture(t, secret)
+	b := startBrowser(t, testTimeout)
+	dash := f.n.base + "/dashboard/"
+	first := f.tasks[0]
+	taskSel := fmt.Sprintf(`#board .task[data-id=%q]`, first.id)
+
+	b.do(t, "open the board", chromedp.Navigate(dash), chromedp.WaitVisible(chromedp.CSS("#token-form")))
+	if n := count(t, b, "#board .task"); n != 0 {
+		t.Errorf("the board shows %d tasks before a token was given", n)
+	}
+	b.screenshot(t, "dashboard-token-form")
+
+	b.do(t, "enter the token",
+		chromedp.SendKeys(chromedp.CSS("#token"), secret),
+		chromedp.Click(chromedp.CSS("#token-save")),
+	)
+	b.waitFor(t, "the board after the token", `document.body.dataset.error || (`+readyExpr+` && document.querySelector(`+js(taskSel)+`))`)
+	if msg := eval[string](t, b, `document.body.dataset.error || ""`); msg != "" {
+		t.Fatalf("board failed after the token: data-error=%q\n%s", msg, b.pageErrors())
+	}
+
+	// The token is kept for the session: a reload loads the board at once.
+	b.open(t, dash)
+	if _, ok := textOf(t, b, taskSel); !ok {
+		t.Errorf("after a reload the board does not show %s\n%s", first.id, b.pageErrors())
+	}
+	if visible := eval[bool](t, b, `(() => { const f = document.querySelector("#token-form"); return !!f && f.offsetParent !== null })()`); visible {
+		t.Errorf("after a reload with the token kept, #token-form is still shown")
+	}
+}
