@@ -279,7 +279,8 @@ func TestDashboardAsksForTheToken(t *testing.T) {
 	first := f.tasks[0]
 	taskSel := fmt.Sprintf(`#board .task[data-id=%q]`, first.id)
 
-	b.do(t, "open the board", chromedp.Navigate(dash), chromedp.WaitVisible(chromedp.CSS("#token-form")))
+	b.navigate(t, dash)
+	b.waitFor(t, "the board to ask for a token", `(() => { const f = document.querySelector("#token-form"); return !!f && f.offsetParent !== null })()`)
 	if n := count(t, b, "#board .task"); n != 0 {
 		t.Errorf("the board shows %d tasks before a token was given", n)
 	}

@@ -182,9 +182,8 @@ func (b *browser) waitFor(t *testing.T, what, expr string) {
 // given up with an error (the contract's body data-ready and data-error).
 const readyExpr = `document.body && (document.body.dataset.ready === "1" || document.body.dataset.error !== undefined)`
 
-// open navigates to a dashboard page and waits until it has rendered its
-// data without an error.
-func (b *browser) open(t *testing.T, url string) {
+// navigate loads a dashboard page, which must be served.
+func (b *browser) navigate(t *testing.T, url string) {
 	t.Helper()
 	resp, err := chromedp.Run(b.ctx, chromedp.NavigateResponse(url))
 	if err != nil {
@@ -193,6 +192,13 @@ func (b *browser) open(t *testing.T, url string) {
 	if resp.Status != http.StatusOK {
 		t.Fatalf("%s answers %d %s, want 200 with the dashboard's page", url, resp.Status, resp.StatusText)
 	}
+}
+
+// open navigates to a dashboard page and waits until it has rendered its
+// data without an error.
+func (b *browser) open(t *testing.T, url string) {
+	t.Helper()
+	b.navigate(t, url)
 	b.waitFor(t, url+" to render its data", readyExpr)
 	if msg := eval[string](t, b, `document.body.dataset.error || ""`); msg != "" {
 		t.Fatalf("%s failed to load: data-error=%q\n%s", url, msg, b.pageErrors())
