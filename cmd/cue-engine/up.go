@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -69,6 +70,8 @@ func printReady(info workspace.DaemonInfo, detached bool) {
 	fmt.Printf("  NATS          %s\n", info.NATSURL)
 	if info.MCPURL != "" {
 		fmt.Printf("  MCP over HTTP %s\n", info.MCPURL)
+		// The dashboard shares the MCP listener and its tokens.
+		fmt.Printf("  Dashboard     %s\n", strings.TrimSuffix(info.MCPURL, "/mcp")+"/dashboard/")
 	}
 	fmt.Println("Connect an agent:")
 	fmt.Printf("  claude mcp add cuedeck -- %s mcp --workspace %s\n", self, info.Workspace)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/daemon"
+	"github.com/cuedeck/cuedeck/internal/dashboard"
 	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
@@ -115,10 +116,15 @@ func run() error {
 			return fmt.Errorf("--http %s: %w", *httpAddr, err)
 		}
 		base := "http://" + ln.Addr().String()
-		log.Info("serving MCP and operations endpoints", "url", base+telemetry.PathMCP, "healthz", base+telemetry.PathHealth, "readyz", base+telemetry.PathReady, "metrics", base+telemetry.PathMetrics)
+		log.Info("serving MCP and operations endpoints", "url", base+telemetry.PathMCP, "dashboard", base+dashboard.Path, "healthz", base+telemetry.PathHealth, "readyz", base+telemetry.PathReady, "metrics", base+telemetry.PathMetrics)
 		srv := mcpserver.New(caller, mcpserver.Options{Logger: log})
 		h := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Tokens: tokens, AllowedOrigins: splitList(*origins), Logger: log})
 		mux := telemetry.Mux(h, metrics, mon)
+		mux.Handle(dashboard.Path, dashboard.Handler(dashboard.Options{
+			Caller: caller, Memories: edg, Repos: func() []string { return append(board.Repos(), *defaultRepo) },
+			Monitor: mon, Metrics: metrics, JetStream: conn.JS,
+			Tokens: tokens, AllowedOrigins: splitList(*origins), Logger: log,
+		}))
 		g.Start("mcp-http", func(ctx context.Context) error {
 			return mcpserver.ServeListener(ctx, ln, mux)
 		})

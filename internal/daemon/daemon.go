@@ -21,6 +21,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/dashboard"
 	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
@@ -295,6 +296,18 @@ func Run(ctx context.Context, o Options) (err error) {
 			mux := telemetry.Mux(mcpserver.HTTPHandler(mcpSrv, mcpserver.HTTPOptions{
 				Tokens: tokens, AllowedOrigins: cfg.MCP.AllowedOrigins, Logger: log.With("role", "mcp"),
 			}), metrics, mon)
+			dailyLimit := cfg.Extract.DailyBudgetUSD
+			mux.Handle(dashboard.Path, dashboard.Handler(dashboard.Options{
+				Caller: caller, Memories: edg, Repos: func() []string {
+					names := board.Repos()
+					for _, r := range repos {
+						names = append(names, r.Name)
+					}
+					return names
+				},
+				Monitor: mon, Metrics: metrics, JetStream: conn.JS, DailyLimitUSD: &dailyLimit,
+				Tokens: tokens, AllowedOrigins: cfg.MCP.AllowedOrigins, Logger: log.With("role", "dashboard"),
+			}))
 			return mcpserver.ServeListener(ctx, httpLn, mux)
 		})
 	}

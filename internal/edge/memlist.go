@@ -1,0 +1,49 @@
+package edge
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/cuedeck/cuedeck/internal/access"
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// ListMemories returns the newest memories that pass f and that the
+// identity in ctx may read, newest update first, at most limit of them
+// (all when limit ≤ 0), with every text passed through the guard. It is
+// the dashboard's timeline: search_memories ranks by a query, this lists
+// without one. A bad filter is an InvalidParams error as search_memories
+// returns it.
+func (e *Edge) ListMemories(ctx context.Context, f *tools.MemoryFilters, limit int) ([]tools.MemoryHit, error) {
+	if e.m == nil {
+		return []tools.MemoryHit{}, nil
+	}
+	allow, err := e.m.memoryFilter(f, access.FromContext(ctx), e.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	s := e.m.mems
+	s.mu.RLock()
+	entries := make([]*memEntry, 0, len(s.byKey))
+	for k, me := range s.byKey {
+		if allow == nil || allow[k] {
+			entries = append(entries, me)
+		}
+	}
+	slices.SortFunc(entries, func(a, b *memEntry) int {
+		if c := b.rec.UpdatedAt.Compare(a.rec.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	if limit > 0 && len(entries) > limit {
+		entries = entries[:limit]
+	}
+	out := make([]tools.MemoryHit, len(entries))
+	for i, me := range entries {
+		out[i] = memoryHit(&me.rec, 0)
+	}
+	s.mu.RUnlock()
+	return out, nil
+}
