@@ -121,7 +121,7 @@ func run() error {
 		h := mcpserver.HTTPHandler(srv, mcpserver.HTTPOptions{Tokens: tokens, AllowedOrigins: splitList(*origins), Logger: log})
 		mux := telemetry.Mux(h, metrics, mon)
 		mux.Handle(dashboard.Path, dashboard.Handler(dashboard.Options{
-			Caller: caller, Memories: edg, Repos: func() []string { return append(board.Repos(), *defaultRepo) },
+			Caller: caller, Memories: edg, Repos: func() []string { return append(board.Repos(), *defaultRepo) }, TaskRepos: board.Repos,
 			Monitor: mon, Metrics: metrics, JetStream: conn.JS,
 			Tokens: tokens, AllowedOrigins: splitList(*origins), Logger: log,
 		}))

@@ -305,7 +305,7 @@ func Run(ctx context.Context, o Options) (err error) {
 					}
 					return names
 				},
-				Monitor: mon, Metrics: metrics, JetStream: conn.JS, DailyLimitUSD: &dailyLimit,
+				TaskRepos: board.Repos, Monitor: mon, Metrics: metrics, JetStream: conn.JS, DailyLimitUSD: &dailyLimit,
 				Tokens: tokens, AllowedOrigins: cfg.MCP.AllowedOrigins, Logger: log.With("role", "dashboard"),
 			}))
 			return mcpserver.ServeListener(ctx, httpLn, mux)

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -41,17 +40,25 @@ type BoardTask struct {
 }
 
 // BoardEdge is a dependency: task To depends on task From, both of Repo.
-// Missing is true when From names no task.
+// Missing is true when From names no task. Via are the rows the edge
+// passes through in each layer strictly between From's and To's, so that
+// a long edge runs through a gap instead of across a task.
 type BoardEdge struct {
 	Repo    string `json:"repo"`
 	From    string `json:"from"`
 	To      string `json:"to"`
 	Missing bool   `json:"missing,omitempty"`
+	Via     []int  `json:"via,omitempty"`
 }
 
 func (a *api) board(w http.ResponseWriter, r *http.Request) {
 	ctx, id := identity(r)
-	repos := a.readableRepos(id)
+	var repos []string
+	if a.opts.TaskRepos != nil {
+		repos = mayRead(id, a.opts.TaskRepos())
+	} else {
+		repos = a.readableRepos(id)
+	}
 	if q := r.URL.Query().Get("repo"); q != "" {
 		repos = []string{q} // list_tasks refuses a repo the identity may not read
 	}
@@ -102,82 +109,6 @@ func (a *api) loadBoard(ctx context.Context, repos []string) (Board, error) {
 			b.Tasks = append(b.Tasks, bt)
 		}
 	}
-	b.Layers = layout(b.Tasks)
+	b.Layers = layout(b.Tasks, b.Edges)
 	return b, nil
-}
-
-// layout places tasks in layers, left to right: a task without shown
-// dependencies is in layer 0, any other one layer after its deepest
-// dependency (the longest path). Within a layer tasks are ordered by the
-// mean row of their dependencies, then by repo and id, which keeps edges
-// short without a crossing minimisation. It returns the number of layers.
-// The task graph is acyclic (the edge refuses cycles); a cycle would be
-// broken where the walk re-enters it.
-func layout(tasks []BoardTask) int {
-	type key struct{ repo, id string }
-	idx := make(map[key]int, len(tasks))
-	for i, t := range tasks {
-		idx[key{t.Repo, t.ID}] = i
-	}
-	const (
-		unseen = iota
-		visiting
-		done
-	)
-	state := make([]int, len(tasks))
-	var place func(i int) int
-	place = func(i int) int {
-		switch state[i] {
-		case done:
-			return tasks[i].Layer
-		case visiting:
-			return -1 // a cycle: this edge does not push the layer
-		}
-		state[i] = visiting
-		layer := 0
-		for _, d := range tasks[i].DependsOn {
-			if j, ok := idx[key{tasks[i].Repo, d}]; ok {
-				layer = max(layer, place(j)+1)
-			}
-		}
-		state[i] = done
-		tasks[i].Layer = layer
-		return layer
-	}
-	layers := 0
-	for i := range tasks {
-		layers = max(layers, place(i)+1)
-	}
-	byLayer := make([][]int, layers)
-	for i, t := range tasks {
-		byLayer[t.Layer] = append(byLayer[t.Layer], i)
-	}
-	for _, members := range byLayer {
-		weight := make(map[int]float64, len(members))
-		for _, i := range members {
-			sum, n := 0.0, 0
-			for _, d := range tasks[i].DependsOn {
-				if j, ok := idx[key{tasks[i].Repo, d}]; ok && tasks[j].Layer < tasks[i].Layer {
-					sum += float64(tasks[j].Order)
-					n++
-				}
-			}
-			if n > 0 {
-				weight[i] = sum / float64(n)
-			}
-		}
-		slices.SortStableFunc(members, func(x, y int) int {
-			if c := cmp.Compare(weight[x], weight[y]); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(tasks[x].Repo, tasks[y].Repo); c != 0 {
-				return c
-			}
-			return cmp.Compare(tasks[x].ID, tasks[y].ID)
-		})
-		for row, i := range members {
-			tasks[i].Order = row
-		}
-	}
-	return layers
 }

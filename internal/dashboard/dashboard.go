@@ -72,6 +72,10 @@ type Options struct {
 	// workspace's): the board's columns span them and the filters offer
 	// them, each only to identities that may read it.
 	Repos func() []string
+	// TaskRepos lists the repos with a task log (tasks.Board.Repos): the
+	// board lists only these, so that its refreshes spend no list_tasks
+	// calls of the caller's rate limit on repos without tasks. Nil: Repos.
+	TaskRepos func() []string
 	// Monitor reports the materialisation lag per feed.
 	Monitor *telemetry.Monitor
 	// Metrics is the process's registry: rate-limit refusals and tool
@@ -186,6 +190,7 @@ func (a *api) call(ctx context.Context, tool string, args, out any) error {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
 }
@@ -245,7 +250,11 @@ func (a *api) readableRepos(id access.Identity) []string {
 	if a.opts.Repos != nil {
 		all = a.opts.Repos()
 	}
-	all = append(slices.Clone(all), id.Repos...)
+	return mayRead(id, append(slices.Clone(all), id.Repos...))
+}
+
+// mayRead returns the repos of all that id may read, sorted, once each.
+func mayRead(id access.Identity, all []string) []string {
 	out := []string{}
 	for _, r := range all {
 		if r != "" && id.MayRead(r) {

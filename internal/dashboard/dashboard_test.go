@@ -85,7 +85,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	}
 	mux := telemetry.Mux(nil, metrics, mon)
 	mux.Handle(dashboard.Path, dashboard.Handler(dashboard.Options{
-		Caller: caller, Memories: edg, Repos: func() []string { return append(board.Repos(), "app") },
+		Caller: caller, Memories: edg, Repos: func() []string { return append(board.Repos(), "app") }, TaskRepos: board.Repos,
 		Monitor: mon, Metrics: metrics, JetStream: conn.JS, DailyLimitUSD: o.dailyLimit, Tokens: tokens,
 	}))
 	srv := httptest.NewServer(mux)
@@ -236,7 +236,9 @@ func TestBoardShowsTasksWithDependenciesScopedToTheToken(t *testing.T) {
 	if got.Title != "Build the API" || got.Status != "todo" || got.Repo != "app" || !slices.Equal(got.DependsOn, []string{schema}) {
 		t.Errorf("api task %+v", got)
 	}
-	if !slices.Contains(b.Edges, dashboard.BoardEdge{Repo: "app", From: schema, To: api}) {
+	if !slices.ContainsFunc(b.Edges, func(e dashboard.BoardEdge) bool {
+		return e.Repo == "app" && e.From == schema && e.To == api && !e.Missing
+	}) {
 		t.Errorf("edge %s→%s missing: %+v", schema, api, b.Edges)
 	}
 	// Layers: schema, then api, then ui (its deepest dependency is api).

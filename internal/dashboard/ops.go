@@ -128,7 +128,7 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	}
 	if js := a.opts.JetStream; js != nil {
 		for _, name := range []string{events.IngestStream, events.EmbedStream} {
-			q, err := queueLag(ctx, js, name)
+			q, err := queueLag(ctx, js, name, queueConsumers[name])
 			if errors.Is(err, jetstream.ErrStreamNotFound) {
 				continue
 			}
@@ -163,7 +163,15 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func queueLag(ctx context.Context, js JetStream, name string) (QueueLag, error) {
+// queueConsumers are the durable consumers of each work queue. They are
+// read by name: an edge's NATS user may read consumer info but not list
+// consumers (deployments/nats/accounts.conf).
+var queueConsumers = map[string][]string{
+	events.IngestStream: {events.ExtractorConsumer, events.IndexerConsumer},
+	events.EmbedStream:  {events.EmbedderConsumer},
+}
+
+func queueLag(ctx context.Context, js JetStream, name string, consumers []string) (QueueLag, error) {
 	q := QueueLag{Stream: name, Consumers: []ConsumerLag{}}
 	s, err := js.Stream(ctx, name)
 	if err != nil {
@@ -178,14 +186,17 @@ func queueLag(ctx context.Context, js JetStream, name string) (QueueLag, error) 
 		age := math.Max(time.Since(info.State.FirstTime).Seconds(), 0)
 		q.OldestAgeSeconds = &age
 	}
-	lister := s.ListConsumers(ctx)
-	for ci := range lister.Info() {
+	for _, name := range consumers {
+		c, err := s.Consumer(ctx, name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue // that role has not started yet
+		}
+		if err != nil {
+			return q, err
+		}
+		ci := c.CachedInfo()
 		q.Consumers = append(q.Consumers, ConsumerLag{Name: ci.Name, Pending: ci.NumPending, AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
 	}
-	if err := lister.Err(); err != nil {
-		return q, err
-	}
-	sort.Slice(q.Consumers, func(i, j int) bool { return q.Consumers[i].Name < q.Consumers[j].Name })
 	return q, nil
 }
 

@@ -118,6 +118,10 @@ function fmtAge(sec) {
   return Math.round(sec / 3600) + "h";
 }
 
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many || one + "s"}`;
+}
+
 function usd(n) {
   return "$" + Number(n).toFixed(n < 1 ? 4 : 2);
 }
@@ -154,7 +158,7 @@ async function renderBoard(app) {
     refresh();
   });
   const toolbar = el("div", { class: "toolbar" }, el("label", { for: "board-repo" }, "Repo"), sel,
-    el("span", { class: "muted" }, `${data.tasks.length} tasks, ${data.edges.length} dependencies`),
+    el("span", { class: "muted" }, `${plural(data.tasks.length, "task")}, ${plural(data.edges.length, "dependency", "dependencies")}`),
     data.truncated ? el("span", { class: "note" }, "(only the first tasks are shown)") : null);
 
   const board = el("div", { id: "board" });
@@ -209,57 +213,69 @@ function truncate(s, n) {
 }
 
 // depGraph draws the layered layout the API computed: layer → column,
-// order → row.
+// order → row; a long edge passes through the rows in "via".
 function depGraph(data) {
   const W = 190, H = 46, GX = 70, GY = 22, PAD = 16;
   const key = (repo, id) => repo + "\u0000" + id;
-  const pos = new Map();
-  let rows = 0;
-  for (const t of data.tasks) {
-    pos.set(key(t.repo, t.id), { x: PAD + t.layer * (W + GX), y: PAD + t.order * (H + GY) });
-    rows = Math.max(rows, t.order + 1);
-  }
-  // Missing dependencies get a dashed ghost left of the graph's first layer.
-  const ghosts = new Map();
+  const byKey = new Map(data.tasks.map((t) => [key(t.repo, t.id), t]));
+  // Missing dependencies get a dashed ghost in a column of their own.
+  const ghosts = [];
   for (const e of data.edges) {
-    if (!pos.has(key(e.repo, e.from)) && !ghosts.has(key(e.repo, e.from))) {
-      ghosts.set(key(e.repo, e.from), { repo: e.repo, id: e.from, x: 0, y: 0 });
-    }
+    if (!byKey.has(key(e.repo, e.from)) && !ghosts.some((g) => g.repo === e.repo && g.id === e.from)) ghosts.push({ repo: e.repo, id: e.from });
   }
-  const shift = ghosts.size ? W + GX : 0;
-  let g = 0;
-  for (const gh of ghosts.values()) {
-    gh.x = PAD;
-    gh.y = PAD + g++ * (H + GY);
-    pos.set(key(gh.repo, gh.id), gh);
-  }
-  for (const t of data.tasks) pos.get(key(t.repo, t.id)).x += shift;
-  rows = Math.max(rows, ghosts.size, 1);
-  const width = PAD * 2 + shift + Math.max(data.layers, 1) * (W + GX) - GX;
+  const shift = ghosts.length ? 1 : 0;
+  const colX = (layer) => PAD + (layer + shift) * (W + GX);
+  const rowY = (row) => PAD + row * (H + GY);
+  let rows = Math.max(ghosts.length, 1);
+  for (const t of data.tasks) rows = Math.max(rows, t.order + 1);
+  for (const e of data.edges) for (const r of e.via || []) rows = Math.max(rows, r + 1);
+  const width = PAD * 2 + (Math.max(data.layers, 1) + shift) * (W + GX) - GX;
   const height = PAD * 2 + rows * (H + GY) - GY;
   const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "task dependency graph" });
   root.append(svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
     svg("path", { d: "M0,0 L10,5 L0,10 z" }))));
+  const ghostPos = new Map(ghosts.map((g, i) => [key(g.repo, g.id), { x: PAD, y: rowY(i) }]));
+  const posOf = (repo, id) => {
+    const t = byKey.get(key(repo, id));
+    return t ? { x: colX(t.layer), y: rowY(t.order), layer: t.layer } : ghostPos.get(key(repo, id));
+  };
   const edges = svg("g", { class: "edges" });
   for (const e of data.edges) {
-    const a = pos.get(key(e.repo, e.from)), b = pos.get(key(e.repo, e.to));
+    const a = posOf(e.repo, e.from), b = posOf(e.repo, e.to);
     if (!a || !b) continue;
-    const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2, mx = (x1 + x2) / 2;
+    // Waypoints: out of the dependency's right side, straight through
+    // each gap row, into the task's left side.
+    const pts = [[a.x + W, a.y + H / 2]];
+    (e.via || []).forEach((row, k) => {
+      const x = colX(a.layer + 1 + k), y = rowY(row) + H / 2;
+      pts.push([x, y], [x + W, y]);
+    });
+    pts.push([b.x, b.y + H / 2]);
+    let d = `M${pts[0][0]},${pts[0][1]}`;
+    for (let k = 1; k < pts.length; k++) {
+      const [x0, y0] = pts[k - 1], [x1, y1] = pts[k];
+      if (y0 === y1) d += ` L${x1},${y1}`;
+      else {
+        const mx = (x0 + x1) / 2;
+        d += ` C${mx},${y0} ${mx},${y1} ${x1},${y1}`;
+      }
+    }
     edges.append(svg("path", {
       class: "edge" + (e.missing ? " missing" : ""), "data-from": e.from, "data-to": e.to, "data-repo": e.repo,
-      d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, "marker-end": "url(#arrow)",
+      d, "marker-end": "url(#arrow)",
     }));
   }
   root.append(edges);
   const nodes = svg("g", { class: "nodes" });
-  for (const gh of ghosts.values()) {
-    nodes.append(svg("g", { class: "ghost", "data-id": gh.id, "data-repo": gh.repo, transform: `translate(${gh.x},${gh.y})` },
+  for (const g of ghosts) {
+    const p = ghostPos.get(key(g.repo, g.id));
+    nodes.append(svg("g", { class: "ghost", "data-id": g.id, "data-repo": g.repo, transform: `translate(${p.x},${p.y})` },
       svg("rect", { width: W, height: H, rx: 5 }),
-      svg("text", { x: 8, y: 18 }, gh.id),
-      svg("text", { x: 8, y: 35, class: "muted" }, "missing task")));
+      svg("text", { x: 8, y: 18 }, g.id),
+      svg("text", { x: 8, y: 35 }, "missing task")));
   }
   for (const t of data.tasks) {
-    const p = pos.get(key(t.repo, t.id));
+    const p = posOf(t.repo, t.id);
     const n = svg("g", { class: "node", "data-id": t.id, "data-repo": t.repo, "data-status": t.status, transform: `translate(${p.x},${p.y})` },
       svg("title", {}, `${t.id}: ${t.title} (${t.status})`),
       svg("rect", { width: W, height: H, rx: 5 }),
@@ -304,7 +320,7 @@ async function renderMemories(app) {
   document.getElementById("memories").replaceWith(list);
   const more = data.memories.length >= data.limit ? ` (the newest ${data.limit}; narrow the filters for older ones)` : "";
   document.getElementById("memories-summary").textContent =
-    (data.query ? `${data.memories.length} memories matching “${data.query}”` : `${data.memories.length} memories`) + ", oldest first" + more;
+    (data.query ? `${plural(data.memories.length, "memory", "memories")} matching “${data.query}”` : plural(data.memories.length, "memory", "memories")) + ", oldest first" + more;
 }
 
 function memoryItem(m) {
@@ -357,7 +373,7 @@ async function runSearch(params) {
     const list = el("ol", { id: "search-results", "data-count": data.results.length });
     for (const h of data.results) list.append(resultItem(h));
     document.getElementById("search-results").replaceWith(list);
-    summary.textContent = `${data.results.length} results for “${data.query}” (${data.mode})`;
+    summary.textContent = `${plural(data.results.length, "result")} for “${data.query}” (${data.mode})`;
     const memBox = el("div", { id: "search-memory-results" });
     if (data.memories) {
       memBox.append(el("h2", {}, `Memories (${data.memories.length})`));
@@ -473,7 +489,7 @@ function ratePanel(d, errs) {
 // ---- main -----------------------------------------------------------------
 
 const RENDER = { board: renderBoard, memories: renderMemories, ops: renderOps };
-const REFRESH = { board: 15000, ops: 5000 };
+const REFRESH = { board: 30000, ops: 5000 };
 let timer = null;
 
 async function refresh() {
