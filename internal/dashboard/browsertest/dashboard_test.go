@@ -218,6 +218,19 @@ func TestDashboardPages(t *testing.T) {
 		if w := eval[float64](t, b, `(() => { const s = document.querySelector("#dep-graph svg"); return s ? s.getBoundingClientRect().width * s.getBoundingClientRect().height : 0 })()`); w <= 0 {
 			t.Errorf("#dep-graph svg has no area on the page")
 		}
+		// Every dependency can be seen: the middle of its arrow is not
+		// under a task it does not join.
+		hidden := eval[[]string](t, b, `document.querySelector("#dep-graph").scrollIntoView(),
+			[...document.querySelectorAll("#dep-graph svg .edge")].flatMap(e => {
+			const m = e.getPointAtLength(e.getTotalLength() / 2).matrixTransform(e.getScreenCTM());
+			const top = document.elementFromPoint(m.x, m.y);
+			const over = top && top.closest("g.node");
+			return over && over.dataset.id !== e.dataset.from && over.dataset.id !== e.dataset.to
+				? [e.dataset.from + " → " + e.dataset.to + " under " + over.dataset.id] : [];
+		})`)
+		if len(hidden) > 0 {
+			t.Errorf("#dep-graph draws dependencies under other tasks, where no one sees them: %v", hidden)
+		}
 		b.screenshot(t, "dashboard-board")
 	})
 
