@@ -25,7 +25,9 @@ const (
 	// memoryText is one of the decisions the rule extractor takes from
 	// the transcript fixture (internal/extractor/testdata).
 	memoryText = "Cap retries at three attempts"
-	budgetUSD  = 2.5
+	// transcriptSession is the session of that transcript.
+	transcriptSession = "3b9d6c2e-41f7-4a8e-9d10-5e2f7c8a9b01"
+	budgetUSD         = 2.5
 	// testTimeout bounds the browser's work in one test.
 	testTimeout = 45 * time.Second
 )
@@ -139,7 +141,7 @@ func addTranscript(t *testing.T, root, claude string) {
 	}
 	session := strings.ReplaceAll(string(fixture), "/home/dev/src/app", realRoot)
 	project := filepath.Join(claude, strings.NewReplacer("/", "-", ".", "-").Replace(realRoot))
-	write(t, project, "3b9d6c2e-41f7-4a8e-9d10-5e2f7c8a9b01.jsonl", session)
+	write(t, project, transcriptSession+".jsonl", session)
 }
 
 // js quotes s as a JavaScript string literal.
@@ -240,8 +242,11 @@ func TestDashboardPages(t *testing.T) {
 		items := eval[[]item](t, b, `[...document.querySelectorAll("#memories .memory[data-id]")].map(m => ({
 			ID: m.dataset.id, Text: m.textContent,
 			Source: (m.querySelector(".source") || {}).textContent || "" }))`)
-		if !slices.ContainsFunc(items, func(it item) bool { return strings.Contains(it.Text, memoryText) }) {
+		i := slices.IndexFunc(items, func(it item) bool { return strings.Contains(it.Text, memoryText) })
+		if i < 0 {
 			t.Errorf("#memories does not show %q: %+v", memoryText, items)
+		} else if !strings.Contains(items[i].Source, transcriptSession) {
+			t.Errorf("memory %q: .source %q does not name its transcript's session %s", memoryText, items[i].Source, transcriptSession)
 		}
 		for _, it := range items {
 			if strings.TrimSpace(it.Source) == "" {
