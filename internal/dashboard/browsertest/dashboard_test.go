@@ -16,6 +16,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // What the fixture puts in the workspace, and what the pages must show.
@@ -42,6 +43,7 @@ type task struct {
 // transcript, and tasks with dependencies created over MCP.
 type fixture struct {
 	n     *node
+	mcp   *mcpClient
 	tasks []task
 }
 
@@ -63,6 +65,14 @@ func newFixture(t *testing.T, token string) *fixture {
 	n := startDaemon(t, root, func(c *workspace.Config) {
 		c.Transcripts.ClaudeDirs = []string{claude}
 		c.Extract.DailyBudgetUSD = budgetUSD
+		// The fixture polls read_context and list_tasks faster than seed
+		// 002's limits allow; read_doc gets one call an hour, so that the
+		// ops page has a refusal to show.
+		loose := workspace.RateLimitConfig{Limit: 100000, Window: workspace.Duration{Duration: time.Minute}}
+		c.MCP.RateLimits = map[string]workspace.RateLimitConfig{
+			tools.ReadContext: loose, tools.ListTasks: loose, tools.SearchMemories: loose,
+			tools.ReadDoc: {Limit: 1, Burst: 1, Window: workspace.Duration{Duration: time.Hour}},
+		}
 		if token != "" {
 			c.MCP.Tokens = []access.TokenConfig{{Name: "viewer", Token: token, Repos: []string{"*"}}}
 		}
@@ -72,7 +82,7 @@ func newFixture(t *testing.T, token string) *fixture {
 	// Three tasks, the later ones depending on the earlier, in three
 	// columns of the board.
 	mc := connectMCP(t, n, token)
-	f := &fixture{n: n}
+	f := &fixture{n: n, mcp: mc}
 	for _, spec := range []struct {
 		title, status string
 		deps          []int
@@ -284,11 +294,28 @@ func TestDashboardPages(t *testing.T) {
 	})
 
 	t.Run("ops", func(t *testing.T) {
+		// An agent's second read_doc this hour is refused.
+		args := tools.ReadDocArgs{Path: searchDoc}
+		if err := f.mcp.call(tools.ReadDoc, args, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.mcp.call(tools.ReadDoc, args, nil); err == nil {
+			t.Fatal("a second read_doc within the hour was not refused")
+		}
 		b.open(t, dash+"ops")
 		for _, id := range []string{"#lag", "#dead-letters", "#budget", "#rate-limits"} {
 			if text, ok := textOf(t, b, id); !ok || strings.TrimSpace(text) == "" {
 				t.Errorf("ops page: %s missing or empty", id)
 			}
+		}
+		lag, _ := textOf(t, b, "#lag")
+		for _, feed := range []string{events.DocsBucket, events.MemoriesBucket, events.TasksStream} {
+			if !strings.Contains(lag, feed) {
+				t.Errorf("#lag does not show feed %s: %q", feed, lag)
+			}
+		}
+		if limits, _ := textOf(t, b, "#rate-limits"); !strings.Contains(limits, tools.ReadDoc) {
+			t.Errorf("#rate-limits does not show the refused %s: %q", tools.ReadDoc, limits)
 		}
 		attrs := eval[map[string]string](t, b, `(() => { const e = document.querySelector("#budget"); return e ? {...e.dataset} : {} })()`)
 		if v, err := strconv.ParseFloat(attrs["limitUsd"], 64); err != nil || v != budgetUSD {
