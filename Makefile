@@ -20,11 +20,18 @@ build: ## Build static binaries of every role, cue and cue-engine into bin/.
 run: build ## Run the embedded single node on this repository until Ctrl-C.
 	./$(BIN)/cue up --workspace .
 
-test: ## Vet, check formatting, and run the tests with the race detector.
+# The dashboard's browser tests drive a Chromium, which
+# scripts/ensure-chromium.sh finds or installs; their screenshots go to
+# $(CUE_ARTIFACTS)/screenshots.
+export CUE_ARTIFACTS ?= $(CURDIR)/artifacts
+
+test: ## Vet, check formatting, get Chromium, and run the tests with the race detector.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	CUE_CHROME=$$(./scripts/ensure-chromium.sh) && export CUE_CHROME && \
 	CGO_ENABLED=1 $(GO) test -race -timeout 9m ./...
+	@echo "dashboard screenshots:"; ls -1 $(CUE_ARTIFACTS)/screenshots/*.png
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./... > /dev/null
 
 # Published container ports answer on loopback with a local Docker engine;
