@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cuedeck/cuedeck/internal/bench"
+	"github.com/cuedeck/cuedeck/internal/hook"
 )
 
 // TestBenchCommandReportsEveryFigure runs `cue bench` end to end through
@@ -114,5 +115,19 @@ func TestBenchBadFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("cue bench %v: %v, want an error containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// Run where no `cue` front sits beside the binary (the test binary's
+// directory), the hook figure's skip names what is missing.
+func TestFindFrontSaysWhenMissing(t *testing.T) {
+	t.Setenv(hook.FrontEnv, "")
+	p, why := findFront()
+	if p != "" || !strings.Contains(why, "not found next to cue-engine") || !strings.Contains(why, "make build") {
+		t.Fatalf("findFront: %q, %q", p, why)
+	}
+	t.Setenv(hook.FrontEnv, bin("cue"))
+	if p, why := findFront(); p != bin("cue") || why != "" {
+		t.Fatalf("findFront with %s set: %q, %q", hook.FrontEnv, p, why)
 	}
 }

@@ -67,7 +67,7 @@ type Options struct {
 	// FreshnessSamples is the save-to-visible samples (default 30).
 	FreshnessSamples int
 	// EmbeddedFiles is the size of the corpus the semantic modes run on
-	// (default min(Files, 150)); EmbedChunks the chunks embedded directly
+	// (default Files/10, at least 50 and at most 300); EmbedChunks the chunks embedded directly
 	// (default 64); ExtractBatches the transcript batches (default 200).
 	EmbeddedFiles, EmbedChunks, ExtractBatches int
 	// Front is the `cue` front binary for the hook round trip; empty
@@ -107,7 +107,7 @@ func (o *Options) setDefaults() error {
 		return errors.New("bench: seed 003 §11 wants at least 30 samples per figure")
 	}
 	if o.EmbeddedFiles == 0 {
-		o.EmbeddedFiles = min(o.Files, 150)
+		o.EmbeddedFiles = min(max(o.Files/10, minFiles), 300)
 	}
 	o.EmbeddedFiles = max(o.EmbeddedFiles, minFiles)
 	if o.EmbedChunks == 0 {
@@ -134,7 +134,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	began := time.Now()
 	r := &Report{
 		Version: version.Version, StartedAt: began.UTC(), Latency: map[string]*Latency{},
-		Machine: Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
+		Machine: Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadStart: loadAverage()},
 		Settings: Settings{Size: o.Size, Files: o.Files, Seed: o.Seed, Transport: "nats-query", Warmup: Warmup,
 			Samples: o.Samples, QuerySamples: o.QuerySamples, Limit: readContextLimit, EmbedModel: "none", RateLimits: "off"},
 	}
@@ -182,6 +182,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	o.Progress.Finish()
+	r.Machine.LoadEnd = loadAverage()
 	r.WallSecond = time.Since(began).Seconds()
 	return r, nil
 }
@@ -829,4 +830,18 @@ func measureEmbedded(ctx context.Context, o *Options, root string, r *Report) er
 	}
 	o.Progress.Start("stop embedding daemon", 0)
 	return n.stop()
+}
+
+// loadAverage is the one-minute load average from /proc/loadavg, or -1
+// where there is none: figures taken on a busy machine say so.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return -1
+	}
+	return l
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -285,14 +286,18 @@ func Generate(root string, n int, seed uint64) (*Corpus, error) {
 
 	// Queries an agent would type: a topic and a noun, a single noun, a
 	// verb.
-	for i := range 8 {
+	for i := 0; len(c.Queries) < 8; i++ {
+		var q string
 		switch i % 3 {
 		case 0:
-			c.Queries = append(c.Queries, g.pick(topics)+" "+g.pick(nouns))
+			q = g.pick(topics) + " " + g.pick(nouns)
 		case 1:
-			c.Queries = append(c.Queries, g.pick(nouns))
+			q = g.pick(nouns)
 		default:
-			c.Queries = append(c.Queries, g.pick(adjectives)+" "+g.pick(nouns))
+			q = g.pick(adjectives) + " " + g.pick(nouns)
+		}
+		if !slices.Contains(c.Queries, q) {
+			c.Queries = append(c.Queries, q)
 		}
 	}
 	return c, nil

@@ -73,6 +73,11 @@ type Machine struct {
 	Arch      string `json:"arch"`
 	CPUs      int    `json:"cpus"`
 	GoVersion string `json:"go_version"`
+	// LoadStart and LoadEnd are the one-minute load average when the run
+	// began and ended (-1 where unknown): other work on the machine skews
+	// every figure.
+	LoadStart float64 `json:"load_avg_start"`
+	LoadEnd   float64 `json:"load_avg_end"`
 }
 
 // Settings are the run's parameters.
@@ -180,8 +185,8 @@ var LatencyOrder = []string{
 // WriteTable prints the report for people.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(w, "cue bench: %d files (%s, seed %d), %s over %s; %d CPUs\n", r.Corpus.Files, byteSize(r.Corpus.Bytes), r.Settings.Seed,
-		r.Settings.Transport, "the laptop daemon", r.Machine.CPUs)
+	fmt.Fprintf(w, "cue bench: %d files (%s, seed %d), tools called over %s on the laptop daemon; %d CPUs, load %.2f → %.2f\n",
+		r.Corpus.Files, byteSize(r.Corpus.Bytes), r.Settings.Seed, r.Settings.Transport, r.Machine.CPUs, r.Machine.LoadStart, r.Machine.LoadEnd)
 	fmt.Fprintln(tw, "figure\tn\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmin ms\tmax ms\tcorpus\t")
 	for _, name := range LatencyOrder {
 		l := r.Latency[name]
