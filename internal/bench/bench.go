@@ -183,7 +183,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	o.Progress.Finish()
 	r.Machine.LoadEnd = loadAverage()
-	r.WallSecond = time.Since(began).Seconds()
+	r.WallSecond = Seconds(time.Since(began).Seconds())
 	return r, nil
 }
 
@@ -421,7 +421,7 @@ func waitIngest(ctx context.Context, p *Progress, n *node, c *Corpus, start time
 	if stored == 0 {
 		stored = took
 	}
-	return &Ingest{Files: len(c.Files), StoredSeconds: stored.Seconds(), Seconds: took.Seconds(), FilesPerSec: Rate(float64(len(c.Files)) / took.Seconds())}, nil
+	return &Ingest{Files: len(c.Files), StoredSeconds: Seconds(stored.Seconds()), Seconds: Seconds(took.Seconds()), FilesPerSec: Rate(float64(len(c.Files)) / took.Seconds())}, nil
 }
 
 // measureQueries measures read_context keyword per query and, when rg is
@@ -469,7 +469,7 @@ func measureQueries(ctx context.Context, o *Options, n *node, c *Corpus, r *Repo
 		}
 		qr := QueryRatio{Query: q, Samples: o.QuerySamples, RgP50: Ms(rs.Percentile(50)), ReadContextP50: Ms(s.Percentile(50)), RgFiles: files, Hits: hits}
 		if qr.ReadContextP50 > 0 {
-			qr.Ratio = float64(qr.RgP50) / float64(qr.ReadContextP50)
+			qr.Ratio = Ratio(float64(qr.RgP50) / float64(qr.ReadContextP50))
 		}
 		rg.Queries = append(rg.Queries, qr)
 	}
@@ -477,13 +477,13 @@ func measureQueries(ctx context.Context, o *Options, n *node, c *Corpus, r *Repo
 	if rg != nil {
 		ratios := make([]float64, len(rg.Queries))
 		for i, q := range rg.Queries {
-			ratios[i] = q.Ratio
+			ratios[i] = float64(q.Ratio)
 		}
 		var rs stats.LatencySummary
 		for _, v := range ratios {
 			rs.Record(v)
 		}
-		rg.MedianRatio = rs.Percentile(50)
+		rg.MedianRatio = Ratio(rs.Percentile(50))
 		r.Ripgrep = rg
 	}
 	return nil
@@ -699,7 +699,7 @@ func measureExtraction(ctx context.Context, o *Options, n *node, r *Report) erro
 		}
 	}
 	took := time.Since(start)
-	r.Extraction = &Extraction{Path: "rules", Batches: len(batches), Seconds: took.Seconds(), BatchesPer: Rate(float64(len(batches)) / took.Seconds())}
+	r.Extraction = &Extraction{Path: "rules", Batches: len(batches), Seconds: Seconds(took.Seconds()), BatchesPer: Rate(float64(len(batches)) / took.Seconds())}
 	return nil
 }
 
@@ -740,7 +740,7 @@ func measureEmbedding(ctx context.Context, o *Options, c *Corpus, r *Report) err
 		o.Progress.Set(i + len(vecs))
 	}
 	took := time.Since(start)
-	r.Embedding = &Embedding{Model: e.ModelID(), Chunks: len(chunks), Batch: batch, Seconds: took.Seconds(), VectorsPer: Rate(float64(len(chunks)) / took.Seconds())}
+	r.Embedding = &Embedding{Model: e.ModelID(), Chunks: len(chunks), Batch: batch, Seconds: Seconds(took.Seconds()), VectorsPer: Rate(float64(len(chunks)) / took.Seconds())}
 	return nil
 }
 
@@ -784,7 +784,7 @@ func measureEmbedded(ctx context.Context, o *Options, root string, r *Report) er
 		}
 	}
 	took := time.Since(start)
-	r.Embedded = &EmbeddedCorpus{Files: len(c.Files), Model: model, Seconds: took.Seconds(), FilesPerSec: Rate(float64(len(c.Files)) / took.Seconds())}
+	r.Embedded = &EmbeddedCorpus{Files: len(c.Files), Model: model, Seconds: Seconds(took.Seconds()), FilesPerSec: Rate(float64(len(c.Files)) / took.Seconds())}
 	// The edge applies vectors after the status counts them: wait until
 	// a semantic query answers from vectors.
 	o.Progress.Start("wait for semantic search", 0)

@@ -27,6 +27,22 @@ func (r Rate) MarshalJSON() ([]byte, error) {
 	return []byte(strconv.FormatFloat(float64(r), 'f', 3, 64)), nil
 }
 
+// Seconds is a duration in seconds, written with 6 decimals.
+type Seconds float64
+
+// MarshalJSON writes the value with six decimals.
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.FormatFloat(float64(s), 'f', 6, 64)), nil
+}
+
+// Ratio is a dimensionless ratio, written with 3 decimals.
+type Ratio float64
+
+// MarshalJSON writes the value with three decimals.
+func (r Ratio) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.FormatFloat(float64(r), 'f', 3, 64)), nil
+}
+
 // Latency is a stats.Summary in milliseconds, and where it was measured.
 type Latency struct {
 	Count int `json:"count"`
@@ -52,7 +68,7 @@ func latencyOf(s *stats.LatencySummary, corpus, note string) *Latency {
 type Report struct {
 	Version    string     `json:"version"`
 	StartedAt  time.Time  `json:"started_at"`
-	WallSecond float64    `json:"wall_seconds"`
+	WallSecond Seconds    `json:"wall_seconds"`
 	Machine    Machine    `json:"machine"`
 	Settings   Settings   `json:"settings"`
 	Corpus     CorpusInfo `json:"corpus"`
@@ -115,8 +131,8 @@ type Ingest struct {
 	Files int `json:"files"`
 	// StoredSeconds is until the indexer had stored a record of every
 	// file; Seconds until each file was found through the tools.
-	StoredSeconds float64 `json:"stored_seconds"`
-	Seconds       float64 `json:"seconds"`
+	StoredSeconds Seconds `json:"stored_seconds"`
+	Seconds       Seconds `json:"seconds"`
 	FilesPerSec   Rate    `json:"files_per_s"`
 }
 
@@ -126,7 +142,7 @@ type Embedding struct {
 	Model      string  `json:"model"`
 	Chunks     int     `json:"chunks"`
 	Batch      int     `json:"batch"`
-	Seconds    float64 `json:"seconds"`
+	Seconds    Seconds `json:"seconds"`
 	VectorsPer Rate    `json:"vectors_per_s"`
 }
 
@@ -135,7 +151,7 @@ type Embedding struct {
 type EmbeddedCorpus struct {
 	Files       int     `json:"files"`
 	Model       string  `json:"model"`
-	Seconds     float64 `json:"seconds"`
+	Seconds     Seconds `json:"seconds"`
 	FilesPerSec Rate    `json:"files_per_s"`
 }
 
@@ -144,7 +160,7 @@ type EmbeddedCorpus struct {
 type Extraction struct {
 	Path       string  `json:"path"`
 	Batches    int     `json:"batches"`
-	Seconds    float64 `json:"seconds"`
+	Seconds    Seconds `json:"seconds"`
 	BatchesPer Rate    `json:"batches_per_s"`
 }
 
@@ -155,19 +171,19 @@ type Ripgrep struct {
 	Version string       `json:"version"`
 	Queries []QueryRatio `json:"queries"`
 	// MedianRatio is the median of the queries' ratios.
-	MedianRatio float64 `json:"median_ratio"`
+	MedianRatio Ratio `json:"median_ratio"`
 }
 
 // QueryRatio is one query's p50 both ways. Ratio is rg_p50 /
 // read_context_p50: above 1, read_context answered faster.
 type QueryRatio struct {
-	Query          string  `json:"query"`
-	Samples        int     `json:"samples"`
-	RgP50          Ms      `json:"rg_p50_ms"`
-	ReadContextP50 Ms      `json:"read_context_keyword_p50_ms"`
-	Ratio          float64 `json:"ratio"`
-	RgFiles        int     `json:"rg_files"`
-	Hits           int     `json:"read_context_hits"`
+	Query          string `json:"query"`
+	Samples        int    `json:"samples"`
+	RgP50          Ms     `json:"rg_p50_ms"`
+	ReadContextP50 Ms     `json:"read_context_keyword_p50_ms"`
+	Ratio          Ratio  `json:"ratio"`
+	RgFiles        int    `json:"rg_files"`
+	Hits           int    `json:"read_context_hits"`
 }
 
 // Skip is a figure left out.
