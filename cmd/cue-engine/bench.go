@@ -118,6 +118,9 @@ func cmdBench(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := bench.Run(ctx, o)
+	if err != nil && ctx.Err() != nil {
+		return errors.New("bench: interrupted")
+	}
 	if err != nil {
 		return err
 	}

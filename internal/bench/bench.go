@@ -330,6 +330,9 @@ func sample(ctx context.Context, p *Progress, phase string, n int, also *stats.L
 		}
 		start := time.Now()
 		if err := op(i); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("bench: interrupted during %s: %w", phase, ctx.Err())
+			}
 			return nil, fmt.Errorf("bench: %s: %w", phase, err)
 		}
 		if i >= Warmup {
