@@ -34,6 +34,8 @@ Usage:
   cue doctor                    check config, frontmatter, links, card cycles and the daemon
   cue clean                     remove the workspace cache (refused while a daemon runs)
   cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
+  cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep]
+                                measure ingest, tools, hook and freshness on a generated corpus, beside ripgrep
   cue hook install [--dry-run]  register CueDeck's Claude Code hooks in .claude/settings.json
   cue hook EVENT                answer a Claude Code hook (payload on stdin; what the hooks run)
   cue version
@@ -88,6 +90,8 @@ func run(args []string) error {
 		return cmdClean(rest)
 	case "eval":
 		return cmdEval(rest)
+	case "bench":
+		return cmdBench(rest)
 	case "hook":
 		// The front answers hooks itself; this keeps `cue-engine hook`
 		// equivalent for anyone who runs the engine directly.
