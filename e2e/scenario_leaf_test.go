@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -222,23 +222,6 @@ func localReadDoc(ctx context.Context, nc *nats.Conn, prefix, path string) (Tool
 	return r, err
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestClusterLaptopLeaf is scenario 7: a laptop-mode `cue up` on the host,
 // its embedded NATS joined to the cluster as a leaf node with the
 // deployment's laptop permissions. Files saved in the laptop's workspace
@@ -406,7 +389,7 @@ disabled = true
 
 	// `cue mcp` over stdio, as an agent on the laptop runs it.
 	mcpStart := time.Now()
-	mcpLog := &syncBuffer{}
+	mcpLog := &logtest.Buffer{}
 	cmd := exec.Command(cue, "mcp", "--workspace", dir)
 	cmd.Env, cmd.Stderr = append(env, "CUE_LOG_LEVEL=info"), mcpLog
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-laptop", Version: "0"}, nil)

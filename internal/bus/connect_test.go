@@ -1,7 +1,6 @@
 package bus_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -15,31 +14,14 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A slow consumer is reported through the role's logger, not printed by
 // nats.go.
 func TestAsyncErrorsGoToTheLogger(t *testing.T) {
 	_, srv := bustest.Start(t, bus.Settings{})
-	var logs syncBuffer
+	var logs logtest.Buffer
 	conn, err := bus.Connect(context.Background(), srv.ClientURL(), bus.ConnectOptions{Name: t.Name(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

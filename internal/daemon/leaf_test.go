@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,45 +14,18 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
 
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // teamServer runs a team NATS server with a leaf listener; the laptop
 // joins it without credentials, as in internal/query's leaf test.
 func teamServer(t *testing.T) (*server.Server, int) {
 	t.Helper()
-	opts := &server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
-		LeafNode: server.LeafNodeOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT},
-	}
-	hub, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go hub.Start()
-	if !hub.ReadyForConnections(10 * time.Second) {
-		t.Fatal("team server did not start")
-	}
-	t.Cleanup(hub.Shutdown)
+	opts := bustest.HubOptions()
+	hub := bustest.StartHub(t, opts)
 	return hub, opts.LeafNode.Port
 }
 
@@ -113,7 +85,7 @@ func TestLeafDaemonAsksTheTeamFirst(t *testing.T) {
 		return err == nil && strings.Contains(doc.Content, "Only on this laptop")
 	})
 
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	caller, err := Caller(n.conn.NC, n.info, "", slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

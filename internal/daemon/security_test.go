@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -34,24 +34,6 @@ const (
 	vaultWord   = "VAULTCONTENT7781"
 	vaultMemory = "Rotate the vault keys every Tuesday"
 )
-
-// syncBuffer collects the daemon's log lines while it writes them.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type bearer struct{ secret, origin string }
 
@@ -120,7 +102,7 @@ func TestSecurityRefusals(t *testing.T) {
 	write(t, root, ".cuedeck/cards/moor01.md", "---\nid: moor01\ntitle: Moor the quasar\nstatus: active\n---\n\nSee @docs/app.md.\n")
 	write(t, vault, "docs/vault.md", "# Vault\n\nThe quasar mooring vault combination is "+vaultWord+".\n")
 	write(t, vault, "docs/keys.md", "# Keys\n\nKey rotation for the quasar mooring.\n")
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	n := startNodeLogged(t, root, func(c *workspace.Config) {
 		c.Workspace.Name = "app"
 		c.Repos = []workspace.RepoConfig{{Name: "vault", Path: vault}}

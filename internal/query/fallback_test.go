@@ -1,14 +1,12 @@
 package query_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,26 +14,10 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // answering is a caller that says who answered; read_doc fails as a tool.
 func answering(name string) tools.Caller {
@@ -66,35 +48,17 @@ func from(t *testing.T, c tools.Caller) string {
 // replies. Team clients connect without credentials.
 func startHub(t *testing.T) (*server.Server, *server.Options) {
 	t.Helper()
-	opts := &server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
-		LeafNode: server.LeafNodeOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT},
-		Users: []*server.User{
-			{Username: "team", Password: "team"},
-			{Username: "laptop", Password: "laptop", Permissions: &server.Permissions{
-				Publish: &server.SubjectPermission{Allow: []string{
-					"cue.ingest.file.>", "cue.ingest.transcript.>", "$O.cue_blobs.>", "cue.query.>", "$SRV.>", "_INBOX.>"}},
-				Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
-			}},
-		},
-		NoAuthUser: "team",
+	opts := bustest.HubOptions()
+	opts.Users = []*server.User{
+		{Username: "team", Password: "team"},
+		{Username: "laptop", Password: "laptop", Permissions: &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{
+				"cue.ingest.file.>", "cue.ingest.transcript.>", "$O.cue_blobs.>", "cue.query.>", "$SRV.>", "_INBOX.>"}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
+		}},
 	}
-	return runHub(t, opts), opts
-}
-
-// runHub starts a server with opts (again, once their ports are fixed).
-func runHub(t *testing.T, opts *server.Options) *server.Server {
-	t.Helper()
-	hub, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go hub.Start()
-	if !hub.ReadyForConnections(10 * time.Second) {
-		t.Fatal("team server did not start")
-	}
-	t.Cleanup(hub.Shutdown)
-	return hub
+	opts.NoAuthUser = "team"
+	return bustest.StartHub(t, opts), opts
 }
 
 // A laptop's `cue mcp` asks the team's edges through the leaf node, and
@@ -120,7 +84,7 @@ func TestFallbackAsksTheTeamFirstThenTheLaptop(t *testing.T) {
 	here := &env{t: t, url: laptop.ClientURL()}
 	here.serve(answering("local"), query.Options{Prefix: "cue.local"})
 
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	nc := here.conn()
 	teamClient, _ := query.NewClient(nc, query.ClientOptions{Prefix: "cue.query", Timeout: 2 * time.Second})
 	localClient, _ := query.NewClient(nc, query.ClientOptions{Prefix: "cue.local", Timeout: 2 * time.Second})
@@ -163,7 +127,7 @@ func TestFallbackAsksTheTeamFirstThenTheLaptop(t *testing.T) {
 	// Offline: the team's server is gone, then back.
 	hub.Shutdown()
 	bustest.Eventually(t, 20*time.Second, "the laptop answers offline", func() bool { return from(t, f) == "local" })
-	runHub(t, hubOpts)
+	bustest.StartHub(t, hubOpts)
 	bustest.Eventually(t, 30*time.Second, "the team answers once back", func() bool { return from(t, f) == "team" })
 	if n := strings.Count(logs.String(), "answering from team"); n != 3 {
 		t.Fatalf("want 3 switches to the team logged, got %d:\n%s", n, logs)

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
@@ -21,19 +19,8 @@ import (
 // `cue mcp` on the laptop asks the team's edges, which share the calls in
 // their queue group, and a team that requires tokens sees the laptop's.
 func TestCallsReachTeamEdgesThroughALeafNode(t *testing.T) {
-	hubOpts := &server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
-		LeafNode: server.LeafNodeOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT},
-	}
-	hub, err := server.NewServer(hubOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go hub.Start()
-	if !hub.ReadyForConnections(10 * time.Second) {
-		t.Fatal("team server did not start")
-	}
-	t.Cleanup(hub.Shutdown)
+	hubOpts := bustest.HubOptions()
+	hub := bustest.StartHub(t, hubOpts)
 	team := &env{t: t, url: hub.ClientURL()}
 
 	tokens, err := access.NewTokens([]access.TokenConfig{{Name: "laptop", Token: "laptop-0123456789abcdefghij", Repos: []string{"app"}}})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 )
 
@@ -77,4 +79,30 @@ func Run(t testing.TB, name string, run func(context.Context) error) {
 		}
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// HubOptions are those of a team's server for laptops to join: loopback,
+// free client and leaf ports, no JetStream. Tests add users.
+func HubOptions() *server.Options {
+	return &server.Options{
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
+		LeafNode: server.LeafNodeOpts{Host: "127.0.0.1", Port: server.RANDOM_PORT},
+	}
+}
+
+// StartHub starts a server with opts (HubOptions, or the same again once
+// their ports are known, to restart it) and shuts it down when the test
+// ends. The leaf port is opts.LeafNode.Port once it returns.
+func StartHub(t testing.TB, opts *server.Options) *server.Server {
+	t.Helper()
+	hub, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hub.Start()
+	if !hub.ReadyForConnections(10 * time.Second) {
+		t.Fatal("team server did not start")
+	}
+	t.Cleanup(hub.Shutdown)
+	return hub
 }
