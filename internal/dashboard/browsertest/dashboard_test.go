@@ -350,9 +350,16 @@ func TestDashboardAsksForTheToken(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#token"), secret),
 		chromedp.Click(chromedp.CSS("#token-save")),
 	)
-	// The refusal's data-error stands until the board has loaded with the
-	// token, so wait for the board itself.
-	b.waitFor(t, "the board after the token", `document.body.dataset.ready === "1" && !document.body.dataset.error && document.querySelector(`+js(taskSel)+`)`)
+	// Saving the token answers the refusal: what waits on the page for
+	// "ready or failed" must not see the old 401.
+	if stale := eval[string](t, b, `document.body.dataset.error || ""`); stale != "" {
+		t.Errorf("data-error %q stands after the token was saved", stale)
+	}
+	b.waitFor(t, "the board after the token", `document.body.dataset.ready === "1" || !!document.body.dataset.error`)
+	if msg := eval[string](t, b, `document.body.dataset.error || ""`); msg != "" {
+		t.Fatalf("the board failed with the token: %s", msg)
+	}
+	b.waitFor(t, "the board's tasks", `!!document.querySelector(`+js(taskSel)+`)`)
 	if visible(t, b, "#token-form") {
 		t.Errorf("#token-form still shown after the board loaded")
 	}

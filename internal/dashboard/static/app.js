@@ -79,6 +79,10 @@ function setupTokenForm() {
     sessionStorage.setItem(TOKEN_KEY, v);
     document.getElementById("token").value = "";
     form.hidden = true;
+    // The 401 that showed the form is answered: whatever waits on the
+    // page sees the next load's outcome, not that one.
+    showError(null);
+    delete document.body.dataset.ready;
     start();
   });
 }
