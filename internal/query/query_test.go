@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/tools"
@@ -378,5 +380,35 @@ func TestMCPOverNATS(t *testing.T) {
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.ReadContext, Arguments: map[string]any{"query": "x", "mode": "magic"}})
 	if !errors.As(err, &we) || we.Code != tools.CodeInvalidParams || !strings.Contains(string(we.Data), "enum") {
 		t.Errorf("invalid params: %v", err)
+	}
+}
+
+// An edge whose server went away still stops at once: it does not wait for
+// the server to confirm an unsubscribe it can no longer see.
+func TestStopWhileCutOffDoesNotWaitForTheServer(t *testing.T) {
+	conn, srv := bustest.Start(t, bus.Settings{})
+	var logs logtest.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready, finished := make(chan struct{}), make(chan error, 1)
+	go func() {
+		finished <- query.Serve(ctx, conn.NC, toolstest.Sample(), query.Options{
+			Ready: func() { close(ready) }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	}()
+	select {
+	case <-ready:
+	case err := <-finished:
+		t.Fatalf("Serve: %v", err)
+	}
+	srv.Shutdown()
+	bustest.Eventually(t, 10*time.Second, "the connection notices the server is gone", func() bool {
+		return !conn.NC.IsConnected()
+	})
+	cancel()
+	if err := <-finished; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if strings.Contains(logs.String(), "flush after stop") {
+		t.Errorf("Serve waited for a server it cannot reach:\n%s", logs.String())
 	}
 }

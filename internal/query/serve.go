@@ -125,12 +125,21 @@ func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options
 	if err := svc.Stop(); err != nil {
 		opts.Logger.Warn("query: stop service", "error", err)
 	}
-	if err := nc.Flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-		opts.Logger.Warn("query: flush after stop", "error", err)
+	// Cut off from its server, the connection can have no calls routed
+	// here, and a flush would only wait out its timeout (10 s) for a PONG
+	// that cannot come, holding up the process's shutdown.
+	if nc.IsConnected() {
+		if err := nc.FlushTimeout(stopFlushTimeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			opts.Logger.Warn("query: flush after stop", "error", err)
+		}
 	}
 	s.close()
 	return nil
 }
+
+// stopFlushTimeout bounds the wait for the server to confirm the
+// unsubscribe at shutdown.
+const stopFlushTimeout = 2 * time.Second
 
 type server struct {
 	nc      *nats.Conn
