@@ -97,7 +97,8 @@ func (e *Edge) initCache() {
 
 // cachedCall answers the tools the cache serves. handled is false when
 // the call is to be computed by call as usual; otherwise out and err are
-// final (already redacted).
+// final (already redacted). A hit is a copy: callers own what Call
+// returns.
 func (e *Edge) cachedCall(ctx context.Context, tool string, args json.RawMessage) (out json.RawMessage, handled bool, err error) {
 	if e.cache == nil || ctx.Err() != nil {
 		return nil, false, nil
@@ -136,7 +137,7 @@ func (e *Edge) cachedReadDoc(ctx context.Context, raw json.RawMessage) (json.Raw
 	level := docLevel(d.rec.Path)
 	key := d.key + "\x00" + strconv.FormatUint(d.rev, 10) + "\x00" + a.Anchor
 	if out, ok := e.cache.Get(level, key); ok {
-		return out, true, nil
+		return slices.Clone(out), true, nil
 	}
 	out, err := e.call(ctx, tools.ReadDoc, raw)
 	if err != nil {
@@ -147,7 +148,7 @@ func (e *Edge) cachedReadDoc(ctx context.Context, raw json.RawMessage) (json.Raw
 	// it: revisions only grow, so the same one before and after means
 	// the document did not change in between.
 	if now, err := e.resolve(a.Path, id); err == nil && now == d {
-		e.cache.Put(level, key, docTag(d.key), out)
+		e.cache.Put(level, key, docTag(d.key), slices.Clone(out))
 	}
 	return out, true, nil
 }
@@ -162,7 +163,7 @@ func (e *Edge) cachedReadContext(ctx context.Context, raw json.RawMessage) (json
 	e.m.mu.RUnlock()
 	key := scopeKey(access.FromContext(ctx)) + "\x00" + strconv.FormatUint(rev, 10) + "/" + strconv.FormatUint(vrev, 10) + "\x00" + string(raw)
 	if out, ok := e.cache.Get(tiercache.L3, key); ok {
-		return out, true, nil
+		return slices.Clone(out), true, nil
 	}
 	out, err := e.call(ctx, tools.ReadContext, raw)
 	if err != nil {
@@ -170,7 +171,7 @@ func (e *Edge) cachedReadContext(ctx context.Context, raw json.RawMessage) (json
 	}
 	out = tools.RedactResult(out)
 	if !bytes.Contains(out, []byte(`"fallback":`)) {
-		e.cache.Put(tiercache.L3, key, tagContext, out)
+		e.cache.Put(tiercache.L3, key, tagContext, slices.Clone(out))
 	}
 	return out, true, nil
 }
@@ -207,14 +208,14 @@ func (e *Edge) cachedTaskTool(ctx context.Context, tool string, raw json.RawMess
 	}
 	key := tool + "\x00" + scopeKey(access.FromContext(ctx)) + "\x00" + strconv.FormatUint(seq, 10) + "\x00" + string(raw)
 	if out, ok := e.cache.Get(level, key); ok {
-		return out, true, nil
+		return slices.Clone(out), true, nil
 	}
 	out, err := e.call(ctx, tool, raw)
 	if err != nil {
 		return nil, true, tools.RedactError(err)
 	}
 	out = tools.RedactResult(out)
-	e.cache.Put(level, key, tagTasks, out)
+	e.cache.Put(level, key, tagTasks, slices.Clone(out))
 	return out, true, nil
 }
 
