@@ -94,8 +94,15 @@ type replayStats struct {
 	reads, writes int
 	// took is the time of the reads alone: writes wait for JetStream.
 	took time.Duration
+	// byTool is the time and count of each tool's reads.
+	byTool map[string]toolTime
 	// peakBytes is the most the cache charged after any call, sampled.
 	peakBytes int64
+}
+
+type toolTime struct {
+	took  time.Duration
+	calls int
 }
 
 // replay makes n mixed calls on e, seeded by seed: read_doc of files
@@ -116,7 +123,7 @@ func (env *replayEnv) replay(tb testing.TB, e, ref *Edge, clk *clock.Determinist
 	queryZipf := rand.NewZipf(rng, 1.2, 1, uint64(len(env.queries)-1))
 	filters := []string{`{"status":"active"}`, `{"status":"todo"}`, `{}`, `{"assignee":"dev1"}`, `{"priority":"high","tags":["area2"]}`, `{"status":"active","assignee":"dev3"}`}
 	statuses := []string{"todo", "active", "done"}
-	var st replayStats
+	st := replayStats{byTool: map[string]toolTime{}}
 	for i := range n {
 		clk.Advance(time.Second)
 		var tool, args string
@@ -152,8 +159,11 @@ func (env *replayEnv) replay(tb testing.TB, e, ref *Edge, clk *clock.Determinist
 		t0 := time.Now()
 		out, err := e.Call(ctx, tool, json.RawMessage(args))
 		if tool != tools.UpdateTask {
-			st.took += time.Since(t0)
+			took := time.Since(t0)
+			st.took += took
 			st.reads++
+			tt := st.byTool[tool]
+			st.byTool[tool] = toolTime{tt.took + took, tt.calls + 1}
 		}
 		if err != nil {
 			tb.Fatalf("call %d %s %s: %v", i, tool, args, err)
@@ -190,8 +200,8 @@ func (env *replayEnv) replayEdge(maxBytes int64) (*Edge, *clock.Deterministic) {
 // an edge with the default cap (50 MB), a small cap (256 KiB, which must
 // evict) and no cache, and reports each level's hit rate (percent), the
 // peak bytes the cache charged against its cap, evictions and expiries,
-// and the mean time of a read (writes wait for JetStream and are left
-// out). peak-bytes is the most the cache charged at any time.
+// and the mean time of a read, overall and by tool (writes wait for
+// JetStream and are left out). peak-bytes is the most the cache charged at any time.
 func BenchmarkCacheReplay(b *testing.B) {
 	env := newReplayEnv(b)
 	for _, c := range []struct {
@@ -200,15 +210,22 @@ func BenchmarkCacheReplay(b *testing.B) {
 	}{{"cap=50MB", tiercache.DefaultMaxBytes}, {"cap=256KiB", 256 << 10}, {"off", -1}} {
 		b.Run(c.name, func(b *testing.B) {
 			e, clk := env.replayEdge(c.maxBytes)
-			var st replayStats
+			st := replayStats{byTool: map[string]toolTime{}}
 			seed := uint64(0)
 			for b.Loop() {
 				seed++
 				s := env.replay(b, e, nil, clk, replayCalls, seed)
 				st.reads += s.reads
 				st.took += s.took
+				for tool, tt := range s.byTool {
+					sum := st.byTool[tool]
+					st.byTool[tool] = toolTime{sum.took + tt.took, sum.calls + tt.calls}
+				}
 			}
 			b.ReportMetric(float64(st.took.Nanoseconds())/float64(st.reads), "ns/read")
+			for tool, tt := range st.byTool {
+				b.ReportMetric(float64(tt.took.Nanoseconds())/float64(tt.calls), tool+"-ns")
+			}
 			cs, ok := e.CacheStats()
 			if !ok {
 				return
