@@ -250,3 +250,31 @@ func BenchmarkCacheReplay(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCacheHit is BenchmarkReadDoc and BenchmarkReadContext's calls
+// answered from the cache: what a hit costs (validation, resolving the
+// path, the lookup and a copy; for an unknown path, the cached
+// suggestion).
+func BenchmarkCacheHit(b *testing.B) {
+	m := loaded(b, "", corpus(benchDocs))
+	defer m.Close()
+	e := New(m, nil)
+	for _, c := range []struct{ name, tool, args string }{
+		{"read_doc/full", tools.ReadDoc, `{"path":"docs/area7/doc7.md"}`},
+		{"read_doc/anchor", tools.ReadDoc, `{"path":"docs/area7/doc7.md","anchor":"Section 3"}`},
+		{"read_context", tools.ReadContext, `{"query":"rito kamen","limit":10,"mode":"keyword"}`},
+		{"read_doc/not-found", tools.ReadDoc, `{"path":"docs/area7/doc7x.md"}`}, // its suggestion is cached
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				_, err := e.Call(context.Background(), c.tool, json.RawMessage(c.args))
+				if (err != nil) != strings.HasSuffix(c.name, "not-found") {
+					b.Fatal(err)
+				}
+			}
+			if st, _ := e.CacheStats(); st.Bytes == 0 {
+				b.Fatal("nothing cached")
+			}
+		})
+	}
+}
