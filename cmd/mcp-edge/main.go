@@ -32,6 +32,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/telemetry"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
+	"github.com/cuedeck/cuedeck/pkg/core/tiercache"
 )
 
 func main() {
@@ -53,6 +54,7 @@ func run() error {
 	tokensFile := fs.String("tokens", envOr("CUE_TOKENS_FILE", ""), "TOML file of [[tokens]] name, token (or sha256), repos; required to bind --http beyond loopback")
 	origins := fs.String("allowed-origins", "", "comma-separated browser origins admitted besides the edge's own")
 	rateLimits := fs.String("rate-limits", "seed", `per-tool, per-client limits: "seed" (seed 002's table) or "off"`)
+	cacheMB := fs.Int("cache-mb", tiercache.DefaultMaxBytes>>20, "cap of the edge's answer cache in MiB; 0 turns it off")
 	fs.Parse(os.Args[1:])
 	log, err := rf.Logger("mcp-edge")
 	if err != nil {
@@ -92,7 +94,11 @@ func run() error {
 	}
 	board := tasks.NewBoard(conn.JS, log)
 	host, _ := os.Hostname()
-	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo))
+	cache := edge.WithCache(tiercache.Config{MaxBytes: int64(*cacheMB) << 20})
+	if *cacheMB <= 0 {
+		cache = edge.WithoutCache()
+	}
+	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo), cache)
 	// Both transports answer through one instrumented caller, so the
 	// metrics count every call whichever way it came, the rate limits'
 	// refusals included.
@@ -101,6 +107,7 @@ func run() error {
 	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)
+	metrics.RegisterEdgeCache(edg)
 	// Started in order, stopped in reverse: HTTP and the query service stop
 	// answering before the edge syncs and closes its store.
 	g := lifecycle.New(ctx, log)

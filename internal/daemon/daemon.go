@@ -260,6 +260,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)
+	metrics.RegisterEdgeCache(edg)
 	// `cue hook` signals arrive on the workspace's socket; the context the
 	// hooks inject is rendered from the same files and decisions.
 	var flusher hookserver.Flusher

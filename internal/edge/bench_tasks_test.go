@@ -82,7 +82,7 @@ func BenchmarkTaskTools(b *testing.B) {
 	if got := len(board.Tasks("bench")); got != benchTasks {
 		b.Fatalf("board holds %d tasks, want %d", got, benchTasks)
 	}
-	e := New(nil, nil, WithBoard(board), WithDefaultRepo("bench"))
+	e := New(nil, nil, WithBoard(board), WithDefaultRepo("bench"), WithoutCache()) // measures the computation, not the answer cache
 
 	run := func(name string, args func(i int) string) {
 		b.Run(name, func(b *testing.B) {

@@ -77,7 +77,7 @@ func loaded(tb testing.TB, dir string, recs []events.DocRecord) *Materialiser {
 func BenchmarkReadContext(b *testing.B) {
 	m := loaded(b, "", corpus(benchDocs))
 	defer m.Close()
-	e := New(m, nil)
+	e := New(m, nil, WithoutCache()) // measures the computation, not the answer cache
 	ctx := context.Background()
 	queries := []string{"rito kamen", "section solve", "dantoka", "doc purimen lorqui besna"}
 	args := make([]json.RawMessage, len(queries))
@@ -96,7 +96,7 @@ func BenchmarkReadContext(b *testing.B) {
 func BenchmarkReadContextFiltered(b *testing.B) {
 	m := loaded(b, "", corpus(benchDocs))
 	defer m.Close()
-	e := New(m, nil)
+	e := New(m, nil, WithoutCache()) // measures the computation, not the answer cache
 	args := json.RawMessage(`{"query":"section solve","limit":10,"filters":{"tags":["menka"],"priority":"HIGH"}}`)
 	for b.Loop() {
 		if _, err := e.Call(context.Background(), tools.ReadContext, args); err != nil {
@@ -108,7 +108,7 @@ func BenchmarkReadContextFiltered(b *testing.B) {
 func BenchmarkReadDoc(b *testing.B) {
 	m := loaded(b, "", corpus(benchDocs))
 	defer m.Close()
-	e := New(m, nil)
+	e := New(m, nil, WithoutCache()) // measures the computation, not the answer cache
 	for _, c := range []struct{ name, args string }{
 		{"full", `{"path":"docs/area7/doc7.md"}`},
 		{"anchor", `{"path":"docs/area7/doc7.md","anchor":"Section 3"}`},

@@ -223,6 +223,9 @@ type Materialiser struct {
 	// progress is one entry per bucket Run follows.
 	progress []*feedProgress
 
+	// appliedHooks, under mu, hear the keys of each applied batch.
+	appliedHooks []func(keys []string)
+
 	// storeMu keeps reads of the store from racing its close.
 	storeMu   sync.RWMutex
 	closeOnce sync.Once
@@ -675,7 +678,25 @@ func (m *Materialiser) publish(changes []Change, undecodable int) {
 	m.undecodable += uint64(undecodable)
 	close(m.changed)
 	m.changed = make(chan struct{})
+	hooks := m.appliedHooks
 	m.mu.Unlock()
+	if len(hooks) > 0 {
+		keys := make([]string, len(changes))
+		for i, c := range changes {
+			keys[i] = c.Key
+		}
+		for _, h := range hooks {
+			h(keys)
+		}
+	}
+}
+
+// onApplied has fn called with the keys of each batch of cue_docs changes
+// once it is applied (reads see it), on the goroutine applying it.
+func (m *Materialiser) onApplied(fn func(keys []string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.appliedHooks = append(m.appliedHooks, fn)
 }
 
 // memDoc is the in-memory form of d; large contents stay in the store only.

@@ -19,6 +19,7 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/core/guard"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/suggest"
+	"github.com/cuedeck/cuedeck/pkg/core/tiercache"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -35,6 +36,10 @@ type Edge struct {
 	actor       string
 	defaultRepo string
 	clock       clock.Clock
+
+	cacheCfg tiercache.Config
+	cacheOff bool
+	cache    *answerCache // nil when off (cache.go)
 
 	candMu      sync.Mutex
 	candGen     uint64
@@ -76,6 +81,7 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 	for _, o := range opts {
 		o(e)
 	}
+	e.initCache()
 	return e
 }
 
@@ -100,6 +106,9 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // made them: repository text, memories and task titles can all hold a
 // secret someone committed.
 func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if out, handled, err := e.cachedCall(ctx, tool, args); handled {
+		return out, err
+	}
 	out, err := e.call(ctx, tool, args)
 	if err != nil {
 		return nil, tools.RedactError(err)
@@ -334,7 +343,7 @@ func (e *Edge) resolve(p string, id access.Identity) (*doc, error) {
 	case 1:
 		return matches[0], nil
 	case 0:
-		return nil, tools.FileNotFound(p, e.suggestPath(p, id))
+		return nil, tools.FileNotFound(p, e.cachedSuggestPath(p, id))
 	}
 	names := make([]string, len(matches))
 	for i, d := range matches {
