@@ -37,7 +37,7 @@ func markdownOutline(o *out, src []byte) {
 		first = hs[0].Line
 	}
 	if s := firstProse(lines, doc.BodyStart, first-1); s != "" {
-		o.add(entry{sig: "(preamble)", summary: s, start: doc.BodyStart, end: first - 1})
+		o.add(entry{sig: "(preamble)", summary: s, start: doc.BodyStart, end: lastText(lines, doc.BodyStart, first-1)})
 	}
 	for i, h := range hs {
 		stop := h.EndLine
@@ -47,7 +47,7 @@ func markdownOutline(o *out, src []byte) {
 		o.add(entry{
 			sig:     strings.Repeat("#", max(h.Level, 1)) + " " + h.Text,
 			summary: firstProse(lines, h.Line+1, stop),
-			start:   h.Line, end: h.EndLine,
+			start:   h.Line, end: lastText(lines, h.Line, h.EndLine),
 		})
 	}
 }
@@ -95,4 +95,14 @@ func firstProse(lines []string, from, to int) string {
 		}
 	}
 	return firstSentence(strings.Join(para, " "))
+}
+
+// lastText is the last line of from..to that is not blank, or from: a
+// range without the blank lines before the next heading.
+func lastText(lines []string, from, to int) int {
+	to = min(to, len(lines))
+	for to > from && strings.TrimSpace(lines[to-1]) == "" {
+		to--
+	}
+	return max(to, from)
 }

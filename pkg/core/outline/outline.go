@@ -80,8 +80,22 @@ func Render(p string, src []byte) (text string, ok bool) {
 	return RenderKind(k, p, src), true
 }
 
+// RenderFrom is Render for src that starts at line firstLine of the
+// file at p, such as a markdown section: line ranges are the file's.
+func RenderFrom(p string, src []byte, firstLine int) (text string, ok bool) {
+	k, ok := KindOf(p)
+	if !ok {
+		return "", false
+	}
+	return renderAt(k, p, src, max(firstLine, 1)), true
+}
+
 // RenderKind is Render for a kind chosen by the caller.
 func RenderKind(k Kind, p string, src []byte) string {
+	return renderAt(k, p, src, 1)
+}
+
+func renderAt(k Kind, p string, src []byte, firstLine int) string {
 	s := string(src)
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
@@ -102,7 +116,12 @@ func RenderKind(k Kind, p string, src []byte) string {
 		heuristic(&o, rulesFor[k], lines)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "outline of %s (%s, %d lines%s", oneLine(p, maxSignature), k, len(lines), note)
+	fmt.Fprintf(&b, "outline of %s", oneLine(p, maxSignature))
+	shift := firstLine - 1
+	if shift > 0 {
+		fmt.Fprintf(&b, " L%d-%d", firstLine, shift+max(len(lines), 1))
+	}
+	fmt.Fprintf(&b, " (%s, %d lines%s", k, len(lines), note)
 	if k != KindMarkdown {
 		b.WriteString("; bodies elided: read the lines after …")
 	}
@@ -119,9 +138,9 @@ func RenderKind(k Kind, p string, src []byte) string {
 		}
 		if e.start > 0 {
 			if e.end > e.start {
-				fmt.Fprintf(&b, " … L%d-%d", e.start, e.end)
+				fmt.Fprintf(&b, " … L%d-%d", e.start+shift, e.end+shift)
 			} else {
-				fmt.Fprintf(&b, " … L%d", e.start)
+				fmt.Fprintf(&b, " … L%d", e.start+shift)
 			}
 		}
 		b.WriteString("\n")

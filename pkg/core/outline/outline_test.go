@@ -162,11 +162,11 @@ func TestMarkdownOutline(t *testing.T) {
 	containsInOrder(t, render(t, "guide.md"),
 		"(markdown, 30 lines)\n",
 		"frontmatter: status: draft, tags, title: Auth guide … L1-5\n",
-		"(preamble) — A short guide to signing in. … L6-7\n",
+		"(preamble) — A short guide to signing in. … L6\n",
 		"# Authentication — How users sign in. … L8-30\n",
-		"## Login Flow — The client posts credentials to /login, e.g. with curl. … L12-19\n",
-		"## OAuth Configuration — Configure the provider's client id and secret. … L20-29\n",
-		"### Scopes … L25-29\n",
+		"## Login Flow — The client posts credentials to /login, e.g. with curl. … L12-18\n",
+		"## OAuth Configuration — Configure the provider's client id and secret. … L20-28\n",
+		"### Scopes … L25-28\n",
 		"## Empty … L30\n",
 	)
 }
@@ -263,5 +263,20 @@ func TestFirstSentence(t *testing.T) {
 		if got := firstSentence(in); got != want {
 			t.Errorf("firstSentence(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A section outlines with the file's line numbers.
+func TestRenderFromShiftsLines(t *testing.T) {
+	section := "## Login Flow\n\nThe client posts credentials.\n\n### Tokens\n\nThey expire.\n"
+	got, ok := RenderFrom("docs/auth.md", []byte(section), 5)
+	if !ok {
+		t.Fatal("not outlined")
+	}
+	want := "outline of docs/auth.md L5-11 (markdown, 7 lines)\n" +
+		"## Login Flow — The client posts credentials. … L5-11\n" +
+		"### Tokens — They expire. … L9-11\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
