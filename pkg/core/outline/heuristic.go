@@ -501,6 +501,9 @@ func bodySummary(body []string) string {
 		}
 		for _, m := range callRE.FindAllStringSubmatchIndex(l, -1) {
 			name := l[m[2]:m[3]]
+			if m[2] > 0 && l[m[2]-1] == '.' {
+				continue // a method of a call's result: .then( of x().then(
+			}
 			before := strings.TrimRight(l[:m[2]], " \t")
 			if notNames[name] || keywords[name] || seen[name] || seen["throw "+name] ||
 				strings.HasSuffix(before, "new") || strings.HasSuffix(before, "function") {
