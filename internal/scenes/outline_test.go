@@ -87,3 +87,43 @@ func TestSceneDropsAFileWithNoOutline(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// benchOutlined builds a card referencing 20 Go files of about 5,000
+// tokens each (20 functions with 20-line bodies) under a 16,000-token
+// budget, with or without outlines.
+func benchOutlined(b *testing.B, noOutlines bool) {
+	dir := b.TempDir()
+	var body strings.Builder
+	body.WriteString("package store\n")
+	for i := range 20 {
+		fmt.Fprintf(&body, "\n// Step%d runs step %d.\nfunc Step%d(x int) int {\n", i, i, i)
+		for j := range 20 {
+			fmt.Fprintf(&body, "\tx = x*%d + %d // mix\n", j+3, j)
+		}
+		body.WriteString("\treturn x\n}\n")
+	}
+	files := map[string]string{}
+	var refs []string
+	for i := range 20 {
+		p := fmt.Sprintf("src/pkg%02d/store.go", i)
+		files[p] = body.String()
+		refs = append(refs, fmt.Sprintf("[store %d](../../%s)", i, p))
+	}
+	files[".cuedeck/cards/a.md"] = card("a", "active", "Fix steps in "+strings.Join(refs, ", ")+".")
+	writeFiles(b, dir, files)
+	fsys := openRoot(b, dir).FS()
+	var res Result
+	for b.Loop() {
+		var err error
+		if res, err = Build(fsys, Options{Budget: 16_000, NoOutlines: noOutlines}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(tokens.Count(body.String())), "file-tokens")
+	b.ReportMetric(float64(res.Included), "nodes-included")
+	b.ReportMetric(float64(len(res.Outlined)), "nodes-outlined")
+	b.ReportMetric(float64(res.Tokens), "scene-tokens")
+}
+
+func BenchmarkBuildLongFilesOutlined(b *testing.B) { benchOutlined(b, false) }
+func BenchmarkBuildLongFilesDropped(b *testing.B)  { benchOutlined(b, true) }

@@ -225,10 +225,10 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 // checks the page by the project's token count: the sandwich's own tally
 // leaves out the truncation warning and the joins between parts, so the
 // packer's budget shrinks until the rendered page fits. When a focus file
-// does not fit, the files after the root get their outlines from
-// outlineOf (given a focus index; "" for none) and the page is packed
-// again, so that a file too long to include whole comes as its outline:
-// outlines are made only for scenes that need them.
+// does not fit, it and the files before it (the root aside) get their
+// outlines from outlineOf (given a focus index; "" for none) and the page
+// is packed again, so that a file too long to include whole comes as its
+// outline; outlines are made only as far as packing reaches.
 func pack(sw scene.Sandwich, budget int, outlineOf func(i int) string) Result {
 	if budget <= 0 {
 		budget = scene.DefaultBudget
@@ -245,18 +245,24 @@ func pack(sw scene.Sandwich, budget int, outlineOf func(i int) string) Result {
 		}
 		return n
 	}
-	outlined := outlineOf == nil
-	for range 9 {
+	// sw.Focus[1:next] have their outlines (the root is always whole);
+	// they are made as packing reaches them, so a scene that fits whole
+	// parses nothing.
+	next := 1
+	if outlineOf == nil {
+		next = len(sw.Focus)
+	} else {
+		sw.Focus = slices.Clone(sw.Focus)
+	}
+	for round := 0; round < 8; {
 		r := scene.Packer{Budget: b, Estimate: estimate}.Render(sw)
-		if r.Truncated && !outlined {
-			outlined = true
-			focus := slices.Clone(sw.Focus)
-			for i := 1; i < len(focus); i++ {
-				focus[i].Outline = outlineOf(i)
+		if k := r.Focus; r.Truncated && k >= next && k < len(sw.Focus) {
+			for ; next <= k; next++ {
+				sw.Focus[next].Outline = outlineOf(next)
 			}
-			sw.Focus = focus
 			continue
 		}
+		round++
 		if r.Focus == 0 && len(sw.Focus) > 0 {
 			if len(sw.Rules) > 0 || len(sw.Decisions) > 0 {
 				// The root card matters more than the rules and decisions.
