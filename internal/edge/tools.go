@@ -259,11 +259,14 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 	// agent receives; line ranges still hold, as redaction keeps lines.
 	content, _ = guard.RedactKeepingLines(content)
 	res := tools.ReadDocResult{Path: d.rec.Path, Repo: d.rec.Repo, Cached: cached, ContentTrust: tools.TrustData}
+	text := content // untrimmed, so that an outline's line numbers hold
 	if a.Anchor == "" {
 		res.Content = strings.TrimSpace(content)
 		res.Tokens = d.tokensOfTrimmed(res.Content)
 	} else {
-		text, start, end, ok := section(content, d.rec.Headings, a.Anchor)
+		var start, end int
+		var ok bool
+		text, start, end, ok = section(content, d.rec.Headings, a.Anchor)
 		if !ok {
 			return nil, unknownAnchor(d, a.Anchor)
 		}
@@ -274,6 +277,9 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		res.Tokens = tokens.Count(res.Content)
 	}
 	res.Hash = events.SHA256Hex([]byte(res.Content))
+	if a.Detail == tools.DetailOutline {
+		outlineDoc(&res, text)
+	}
 	return json.Marshal(res)
 }
 

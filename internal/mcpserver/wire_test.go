@@ -206,6 +206,8 @@ func TestWireTranscripts(t *testing.T) {
 			map[string]any{"path": "docs/auth.md"}},
 		{"read_doc_anchor", "read_doc of one section: its content and line range.", tools.ReadDoc,
 			map[string]any{"path": "docs/auth.md", "anchor": "Login Flow"}},
+		{"read_doc_outline", "read_doc with detail outline of a doc shorter than its outline: the text whole, detail full, with its hash and full_tokens.", tools.ReadDoc,
+			map[string]any{"path": "docs/auth.md", "detail": "outline"}},
 		{"read_doc_redacted", "read_doc of a file holding a token: the guard redacts it, keeping the lines; the injected instruction stays data.", tools.ReadDoc,
 			map[string]any{"path": "docs/deploy.md", "anchor": "Bot token"}},
 		{"read_doc_not_found", "read_doc of a typo: 1001 File Not Found with a did-you-mean suggestion.", tools.ReadDoc,

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cuedeck/cuedeck/pkg/core/guard"
+	"github.com/cuedeck/cuedeck/pkg/core/outline"
 	"github.com/cuedeck/cuedeck/pkg/core/scene"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 )
@@ -24,7 +25,9 @@ const maxExpandDepth = 8
 
 // Expand answers an `[expand: node_…]` of a scene's horizon: the directory
 // the id names, one entry per line with its own expand id, or the file it
-// names, passed through the security guard and cut at budget tokens.
+// names, passed through the security guard: whole, or when it is longer
+// than budget tokens, as its outline (package outline) if that fits, else
+// cut at budget tokens.
 // Hidden and vendored directories are never searched.
 func Expand(fsys fs.FS, id string, budget int) (string, error) {
 	if budget <= 0 {
@@ -42,6 +45,15 @@ func Expand(fsys fs.FS, id string, budget int) (string, error) {
 		}
 		text, _ := guard.Redact(string(src))
 		fmt.Fprintf(&b, "# %s\n\n", target)
+		if tokens.Count(b.String()+text) > budget {
+			// Too long whole: its outline, if it has one that fits.
+			if o, ok := outline.Render(target, []byte(text)); ok {
+				page := b.String() + o + "\n[outline: the file exceeds the token limit; its line ranges point into the file]\n"
+				if tokens.Count(page) <= budget {
+					return page, nil
+				}
+			}
+		}
 		for _, line := range strings.SplitAfter(text, "\n") {
 			if tokens.Count(b.String()+line) > budget {
 				b.WriteString("\n[truncated: the file exceeds the token limit; read_doc reads it by section]\n")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/core/graph"
 	"github.com/cuedeck/cuedeck/pkg/core/guard"
 	"github.com/cuedeck/cuedeck/pkg/core/markdown"
+	"github.com/cuedeck/cuedeck/pkg/core/outline"
 	"github.com/cuedeck/cuedeck/pkg/core/scene"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -47,6 +49,10 @@ type Options struct {
 	Decisions DecisionSource
 	Repo      string
 	Now       time.Time
+	// NoOutlines packs as seed 000 §2 alone does: a node that does not
+	// fit whole is not shown as its outline, and packing stops there. For
+	// comparisons of what outlines save.
+	NoOutlines bool
 }
 
 // DecisionSource is where a scene gets its team's recent decisions; an
@@ -90,6 +96,9 @@ type Result struct {
 	// OverBudget reports that the root card alone exceeds the budget; it
 	// is included whole anyway.
 	OverBudget bool
+	// Outlined are the focus entries (paths, path#heading for sections)
+	// shown as their outline because they did not fit whole.
+	Outlined []string
 	// Dead lists references that were skipped because they lead nowhere.
 	Dead []Dead
 	// Redacted counts the secrets the guard replaced.
@@ -102,6 +111,7 @@ type node struct {
 	display string // what the focus heading shows
 	file    string
 	text    string
+	start   int // the file's line text starts at
 	links   []markdown.Link
 }
 
@@ -164,6 +174,7 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 		return out
 	}
 	var sw scene.Sandwich
+	var focus []*node // sw.Focus's nodes
 	for _, e := range order {
 		if e.Class == graph.Global {
 			continue
@@ -177,6 +188,7 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 			role = "direct"
 		}
 		sw.Focus = append(sw.Focus, scene.FocusFile{Path: n.display, Role: role, Lang: lang(n.file), Content: redact(n.text)})
+		focus = append(focus, n)
 	}
 	for _, r := range readRules(fsys) {
 		sw.Rules = append(sw.Rules, redact(r))
@@ -196,7 +208,14 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 	}
 	sw.Horizon = horizon(fsys, sw.Focus)
 
-	res := pack(sw, opts.Budget)
+	outlineOf := func(i int) string {
+		o, _ := outline.RenderFrom(focus[i].file, []byte(sw.Focus[i].Content), focus[i].start)
+		return o
+	}
+	if opts.NoOutlines {
+		outlineOf = nil
+	}
+	res := pack(sw, opts.Budget, outlineOf)
 	res.Root, res.Nodes, res.Dead = root, len(sw.Focus), b.dead
 	res.Redacted = redacted
 	return res, nil
@@ -205,8 +224,12 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 // pack renders the sandwich under budget with the root card whole, and
 // checks the page by the project's token count: the sandwich's own tally
 // leaves out the truncation warning and the joins between parts, so the
-// packer's budget shrinks until the rendered page fits.
-func pack(sw scene.Sandwich, budget int) Result {
+// packer's budget shrinks until the rendered page fits. When a focus file
+// does not fit, it and the files before it (the root aside) get their
+// outlines from outlineOf (given a focus index; "" for none) and the page
+// is packed again, so that a file too long to include whole comes as its
+// outline; outlines are made only as far as packing reaches.
+func pack(sw scene.Sandwich, budget int, outlineOf func(i int) string) Result {
 	if budget <= 0 {
 		budget = scene.DefaultBudget
 	}
@@ -222,8 +245,24 @@ func pack(sw scene.Sandwich, budget int) Result {
 		}
 		return n
 	}
-	for range 8 {
+	// sw.Focus[1:next] have their outlines (the root is always whole);
+	// they are made as packing reaches them, so a scene that fits whole
+	// parses nothing.
+	next := 1
+	if outlineOf == nil {
+		next = len(sw.Focus)
+	} else {
+		sw.Focus = slices.Clone(sw.Focus)
+	}
+	for round := 0; round < 8; {
 		r := scene.Packer{Budget: b, Estimate: estimate}.Render(sw)
+		if k := r.Focus; r.Truncated && k >= next && k < len(sw.Focus) {
+			for ; next <= k; next++ {
+				sw.Focus[next].Outline = outlineOf(next)
+			}
+			continue
+		}
+		round++
 		if r.Focus == 0 && len(sw.Focus) > 0 {
 			if len(sw.Rules) > 0 || len(sw.Decisions) > 0 {
 				// The root card matters more than the rules and decisions.
@@ -235,6 +274,7 @@ func pack(sw scene.Sandwich, budget int) Result {
 		md, _ := guard.Redact(r.Markdown)
 		n, joins := countParts(md, estimate)
 		res.Markdown, res.Tokens, res.Included, res.Truncated = md, n, r.Focus, r.Truncated
+		res.Outlined = r.Outlined
 		if n+joins < budget {
 			return res
 		}
@@ -290,7 +330,7 @@ func (b *builder) parse(p string) (*parsed, error) {
 
 // follow adds the root card and everything it reaches, breadth first.
 func (b *builder) follow(root Card) {
-	b.nodes[root.ID] = &node{id: root.ID, display: root.Path, file: root.Path, text: string(root.Src), links: root.Doc.Links}
+	b.nodes[root.ID] = &node{id: root.ID, display: root.Path, file: root.Path, text: string(root.Src), start: 1, links: root.Doc.Links}
 	b.g.AddNode(root.ID)
 	queue := []string{root.ID}
 	for len(queue) > 0 {
@@ -359,7 +399,7 @@ func (b *builder) target(n *node, l markdown.Link) (string, bool) {
 // its file cannot be read or is not text.
 func (b *builder) add(id string) bool {
 	if c, ok := b.cards[id]; ok {
-		b.nodes[id] = &node{id: id, display: c.Path, file: c.Path, text: string(c.Src), links: c.Doc.Links}
+		b.nodes[id] = &node{id: id, display: c.Path, file: c.Path, text: string(c.Src), start: 1, links: c.Doc.Links}
 		b.g.AddNode(id)
 		return true
 	}
@@ -368,7 +408,7 @@ func (b *builder) add(id string) bool {
 	if err != nil || bytes.IndexByte(f.src, 0) >= 0 {
 		return false
 	}
-	n := &node{id: id, display: p, file: p, text: string(f.src), links: f.doc.Links}
+	n := &node{id: id, display: p, file: p, text: string(f.src), start: 1, links: f.doc.Links}
 	if slug != "" {
 		i := markdown.FindHeading(f.doc, slug)
 		if i < 0 {
@@ -376,7 +416,7 @@ func (b *builder) add(id string) bool {
 		}
 		h := f.doc.Headings[i]
 		n.display = p + "#" + h.Text
-		n.text, _, _, _ = markdown.Section(f.src, f.doc, slug)
+		n.text, n.start, _, _ = markdown.Section(f.src, f.doc, slug)
 		n.links = nil
 		for _, l := range f.doc.Links {
 			if l.Line >= h.Line && l.Line <= h.EndLine {

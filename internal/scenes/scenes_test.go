@@ -76,7 +76,8 @@ func TestBuildPacksUnderBudgetWithRootWholeAndNoSecrets(t *testing.T) {
 		"src/api/routes.go":        "package api\n",
 		".cuedeck/.cache/junk.bin": "x",
 	})
-	res, err := Build(openRoot(t, dir).FS(), Options{Budget: budget})
+	// Seed 000 §2's packing alone: the docs are too long to fit whole.
+	res, err := Build(openRoot(t, dir).FS(), Options{Budget: budget, NoOutlines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +109,21 @@ func TestBuildPacksUnderBudgetWithRootWholeAndNoSecrets(t *testing.T) {
 	}
 	if len(res.Dead) != 0 {
 		t.Errorf("dead references: %v", res.Dead)
+	}
+
+	// With outlines, the docs that do not fit whole come as their
+	// outlines, made from the redacted text, and every node fits.
+	res, err = Build(openRoot(t, dir).FS(), Options{Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Truncated || res.Included != 5 || len(res.Outlined) == 0 || tokens.Count(res.Markdown) >= budget {
+		t.Errorf("with outlines: included %d of %d, outlined %v, truncated %v, %d tokens", res.Included, res.Nodes, res.Outlined, res.Truncated, tokens.Count(res.Markdown))
+	}
+	for _, secret := range []string{awsKey, password} {
+		if strings.Contains(res.Markdown, secret) {
+			t.Errorf("scene with outlines leaks %q", secret)
+		}
 	}
 }
 

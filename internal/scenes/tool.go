@@ -79,7 +79,7 @@ func getScene(next tools.Caller, fsys fs.FS, args json.RawMessage) (json.RawMess
 	out := tools.GetSceneResult{
 		Markdown: md, CardID: res.Root.ID, Tokens: res.Tokens + tokens.Count(tools.SceneNotice), Budget: res.Budget,
 		Nodes: res.Nodes, Included: res.Included, Truncated: res.Truncated, OverBudget: res.OverBudget,
-		Redacted: res.Redacted, ContentTrust: tools.TrustData,
+		Redacted: res.Redacted, ContentTrust: tools.TrustData, Outlined: res.Outlined,
 	}
 	for _, d := range res.Dead {
 		out.DeadReferences = append(out.DeadReferences, d.String())

@@ -33,6 +33,7 @@ func TestValidateRejects(t *testing.T) {
 		{ReadDoc, `{"path":"docs/a.txt"}`, "pattern"},
 		{ReadDoc, `{"path":"docs/a.md","anchor":"` + strings.Repeat("x", 101) + `"}`, "maxLength"},
 		{ReadDoc, `[1,2]`, "JSON object"},
+		{ReadDoc, `{"path":"docs/a.md","detail":"summary"}`, "enum"},
 		{ListTasks, `{"status":"doing"}`, "enum"},
 		{ListTasks, `{"priority":"urgent"}`, "enum"},
 		{ListTasks, `{"created":"yesterday"}`, "pattern"},

@@ -193,6 +193,9 @@ type GetSceneResult struct {
 	Nodes     int  `json:"nodes"`
 	Included  int  `json:"included"`
 	Truncated bool `json:"truncated"`
+	// Outlined are the included nodes shown as their outline (seed 000 §5
+	// strategy 1) because they did not fit whole.
+	Outlined []string `json:"outlined,omitempty"`
 	// OverBudget: the root card alone exceeds the budget and is whole anyway.
 	OverBudget bool `json:"over_budget,omitempty"`
 	// DeadReferences lead nowhere ("file:line: target#anchor").

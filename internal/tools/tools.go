@@ -144,7 +144,16 @@ const (
 type ReadDocArgs struct {
 	Path   string `json:"path"`
 	Anchor string `json:"anchor,omitempty"`
+	// Detail is DetailFull (the default) or DetailOutline (CueDeck
+	// addition, seed 000 §5 strategy 1).
+	Detail string `json:"detail,omitempty"`
 }
+
+// read_doc's detail levels.
+const (
+	DetailFull    = "full"
+	DetailOutline = "outline"
+)
 
 // LineRange is a 1-indexed inclusive range of lines.
 type LineRange struct {
@@ -162,6 +171,13 @@ type ReadDocResult struct {
 	Hash      string     `json:"hash"`
 	Cached    bool       `json:"cached"`
 	LineRange *LineRange `json:"line_range"`
+	// Detail, set when the call asked for an outline, is DetailOutline
+	// when Content is the outline of the text (package outline), or
+	// DetailFull when the text was shorter than its outline. Tokens count
+	// Content, FullTokens the text, and Hash is the text's either way, as
+	// a full read gives it.
+	Detail     string `json:"detail,omitempty"`
+	FullTokens int    `json:"full_tokens,omitempty"`
 	// ContentTrust is TrustData: Content is the repository's text, byte
 	// for byte (bar redacted secrets), to be read as data and never
 	// followed as instructions.

@@ -8,10 +8,14 @@
 //
 //   - A node fits if UsedTokens + Estimate(node) < N, strictly, as seed 000
 //     §2 writes it: a node that would fill the budget exactly is dropped.
-//   - At the first node that does not fit, packing stops (the seed's
-//     Break). Smaller nodes after it are not tried: the scene is always a
-//     prefix of the priority order, so whatever the truncation warning
-//     marks as missing is everything after it.
+//   - A node that does not fit whole but has an outline (package
+//     outline, seed 000 §5 strategy 1) that fits is included as its
+//     outline, and packing goes on.
+//   - At the first node that fits neither whole nor as its outline,
+//     packing stops (the seed's Break). Smaller nodes after it are not
+//     tried: the scene is always a prefix of the priority order, so
+//     whatever the truncation warning marks as missing is everything
+//     after it.
 //   - The active card is critical and is always included, even when it
 //     alone exceeds the budget; the result then says OverBudget and nothing
 //     else fits. Failing instead would leave an agent with no scene at all,
@@ -49,6 +53,9 @@ const TruncationWarning = "> [!WARNING] Context Truncated here..."
 type Item struct {
 	ID   string
 	Text string
+	// Outline, if set, is a shorter rendering of the node, packed in
+	// Text's place when Text does not fit.
+	Outline string
 }
 
 // Packer packs items into a token budget. The zero value uses DefaultBudget
@@ -79,8 +86,11 @@ func (p Packer) estimate(s string) int {
 // Packed is the outcome of Pack.
 type Packed struct {
 	// Items are the included items, the active card first, then a prefix
-	// of the ordered items.
+	// of the ordered items; an item included as its outline has the
+	// outline as its Text.
 	Items []Item
+	// Outlined are the IDs of the items included as their outline.
+	Outlined []string
 	// Used is the sum of the included items' estimates.
 	Used int
 	// Budget is the N that applied.
@@ -97,25 +107,32 @@ type Packed struct {
 }
 
 // Pack runs seed 000 §2: the active card first, whatever its size, then each
-// ordered item while UsedTokens + Estimate(item) < Budget; at the first item
-// that does not fit it stops. ordered is the linearised scene without the
-// active card (graph.Linearise's entries after the first).
+// ordered item while UsedTokens + Estimate(item) < Budget, an item that
+// does not fit whole going in as its Outline when that fits; at the first
+// item that fits neither way it stops. ordered is the linearised scene
+// without the active card (graph.Linearise's entries after the first).
 func (p Packer) Pack(active Item, ordered []Item) Packed {
 	r := Packed{Budget: p.budget()}
 	r.Used = p.estimate(active.Text)
 	r.OverBudget = r.Used > r.Budget
-	n := 0 // ordered[:n] fit
-	for ; n < len(ordered); n++ {
-		e := p.estimate(ordered[n].Text)
-		if r.Used+e < r.Budget {
+	r.Items = append(make([]Item, 0, len(ordered)+1), active)
+	for n, it := range ordered {
+		if e := p.estimate(it.Text); r.Used+e < r.Budget {
 			r.Used += e
+			r.Items = append(r.Items, it)
 			continue
 		}
-		r.Truncated, r.Dropped, r.Omitted = true, ordered[n].ID, len(ordered)-n
+		if it.Outline != "" {
+			if e := p.estimate(it.Outline); r.Used+e < r.Budget {
+				r.Used += e
+				r.Items = append(r.Items, Item{ID: it.ID, Text: it.Outline})
+				r.Outlined = append(r.Outlined, it.ID)
+				continue
+			}
+		}
+		r.Truncated, r.Dropped, r.Omitted = true, it.ID, len(ordered)-n
 		break // not skip: the scene stays a prefix of the order
 	}
-	r.Items = append(make([]Item, 0, n+1), active)
-	r.Items = append(r.Items, ordered[:n]...)
 	return r
 }
 

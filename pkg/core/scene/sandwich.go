@@ -23,12 +23,15 @@ type Sandwich struct {
 	Horizon []HorizonEntry
 }
 
-// FocusFile is a file shown in full.
+// FocusFile is a file shown in full, or as its outline when it does not
+// fit whole.
 type FocusFile struct {
 	Path    string
 	Role    string // "primary", "dependency", "types", "test"; "" for none
 	Lang    string // the fence's info string, e.g. "go"; "" for none
 	Content string
+	// Outline is package outline's rendering of Content; "" for none.
+	Outline string
 }
 
 // HorizonEntry is a directory, module or API the agent may ask to expand.
@@ -71,6 +74,8 @@ type Rendered struct {
 	// Dropped is the path of the first focus file or horizon entry that did
 	// not fit, or "".
 	Dropped string
+	// Outlined are the paths of the focus files shown as their outline.
+	Outlined []string
 }
 
 const (
@@ -101,7 +106,11 @@ func (p Packer) Render(s Sandwich) Rendered {
 
 	units := make([]Item, 0, len(s.Focus)+len(s.Horizon))
 	for _, f := range s.Focus {
-		units = append(units, Item{ID: f.Path, Text: renderFocus(f)})
+		u := Item{ID: f.Path, Text: renderFocus(f)}
+		if f.Outline != "" {
+			u.Outline = renderFocusOutline(f)
+		}
+		units = append(units, u)
 	}
 	units = append(units, horizonUnits(s.Horizon)...)
 
@@ -109,7 +118,7 @@ func (p Packer) Render(s Sandwich) Rendered {
 	included := len(pk.Items) - 1
 	r := Rendered{
 		Used: pk.Used, Budget: pk.Budget, Truncated: pk.Truncated,
-		OverBudget: pk.OverBudget, Dropped: pk.Dropped,
+		OverBudget: pk.OverBudget, Dropped: pk.Dropped, Outlined: pk.Outlined,
 		Focus:   min(included, len(s.Focus)),
 		Horizon: max(included-len(s.Focus), 0),
 	}
@@ -126,7 +135,7 @@ func (p Packer) Render(s Sandwich) Rendered {
 			b.WriteString(separator)
 		}
 		b.WriteString(focusHeading)
-		for _, u := range units[:r.Focus] {
+		for _, u := range pk.Items[1 : 1+r.Focus] {
 			b.WriteString(u.Text)
 		}
 	}
@@ -216,6 +225,18 @@ func renderFocus(f FocusFile) string {
 		body += "\n"
 	}
 	return heading + "\n" + fence + f.Lang + "\n" + body + fence + "\n"
+}
+
+// renderFocusOutline shows a focus file by its outline, saying so in the
+// heading; the outline's line ranges point into the file.
+func renderFocusOutline(f FocusFile) string {
+	heading := "\n### " + f.Path + " ("
+	if f.Role != "" {
+		heading += f.Role + "; "
+	}
+	heading += "outline: too long to include whole)"
+	fence := strings.Repeat("`", max(3, longestBacktickRun(f.Outline)+1))
+	return heading + "\n" + fence + "text\n" + strings.TrimRight(f.Outline, "\n") + "\n" + fence + "\n"
 }
 
 func longestBacktickRun(s string) int {
