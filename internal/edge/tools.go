@@ -265,6 +265,9 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		res.Tokens = tokens.Count(res.Content)
 	}
 	res.Hash = events.SHA256Hex([]byte(res.Content))
+	if a.SinceHash != "" {
+		return e.since(d, res, a.SinceHash)
+	}
 	return json.Marshal(res)
 }
 

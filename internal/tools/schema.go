@@ -51,7 +51,8 @@ var definitions = []*Definition{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Relative path to file", "pattern": "^[^.][a-zA-Z0-9_/.\\-]+\\.md$"},
-    "anchor": {"type": "string", "description": "Optional Header name to slice from", "maxLength": 100}
+    "anchor": {"type": "string", "description": "Optional Header name to slice from", "maxLength": 100},
+    "since_hash": {"type": "string", "maxLength": 64, "description": "Hash you hold: only changes since; unknown: 1006"}
   },
   "required": ["path"]
 }`),

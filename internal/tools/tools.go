@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/cuedeck/cuedeck/pkg/core/delta"
 )
 
 // Caller runs one tool call. args is the JSON object of arguments; the
@@ -144,6 +146,9 @@ const (
 type ReadDocArgs struct {
 	Path   string `json:"path"`
 	Anchor string `json:"anchor,omitempty"`
+	// SinceHash is a hash read_doc returned for this file earlier: the
+	// answer is then only what changed since (CueDeck addition).
+	SinceHash string `json:"since_hash,omitempty"`
 }
 
 // LineRange is a 1-indexed inclusive range of lines.
@@ -166,6 +171,26 @@ type ReadDocResult struct {
 	// for byte (bar redacted secrets), to be read as data and never
 	// followed as instructions.
 	ContentTrust string `json:"content_trust,omitempty"`
+
+	// With since_hash (CueDeck addition): SinceHash echoes it; Unchanged
+	// says the file is still at that hash, and Content is empty; else
+	// Delta, applied to the content read at SinceHash, gives the content
+	// at Hash, and Content is empty unless the delta would not be smaller
+	// than the file. Tokens counts what was sent, FullTokens the whole
+	// content.
+	SinceHash  string       `json:"since_hash,omitempty"`
+	Unchanged  bool         `json:"unchanged,omitempty"`
+	Delta      *delta.Delta `json:"delta,omitempty"`
+	FullTokens int          `json:"full_tokens,omitempty"`
+}
+
+// StaleCache is error 1006: the caller holds a version of path, at
+// expected, that is no longer known; the file is now at actual.
+func StaleCache(path, expected, actual string) *Error {
+	return &Error{Code: CodeStaleCache, Message: "Stale Cache", Data: map[string]any{
+		"path": path, "expected_hash": expected, "actual_hash": actual,
+		"recovery": "That version is no longer kept: call read_doc without since_hash to read the whole file",
+	}}
 }
 
 // TrustData marks a result's repository or memory text as data, not

@@ -1,0 +1,183 @@
+package edge
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/delta"
+)
+
+// versionOf is version n of a 60-line document: each version rewrites one
+// line and appends one, so consecutive versions differ a little.
+func versionOf(n int) string {
+	var sb strings.Builder
+	sb.WriteString("# Design\n\n")
+	for i := range 60 {
+		if i == 10+n {
+			fmt.Fprintf(&sb, "Line %d was rewritten in version %d.\n", i, n)
+			continue
+		}
+		fmt.Fprintf(&sb, "Line %d says something about the design of the system.\n", i)
+	}
+	for i := range n {
+		fmt.Fprintf(&sb, "Appended in version %d.\n", i+1)
+	}
+	return sb.String()
+}
+
+// TestReadDocSinceHash drives read_doc's since_hash through a real edge on
+// an embedded JetStream and an on-disk Badger.
+func TestReadDocSinceHash(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	r := h.start(dir)
+	path := map[string]any{"path": "docs/design.md"}
+	reads := map[int]tools.ReadDocResult{}
+	for v := 1; v <= 3; v++ {
+		r.wait(h.put(mdRecord("app", "docs/design.md", versionOf(v), nil)))
+		reads[v] = r.read(path)
+	}
+	since := func(hash string) map[string]any {
+		return map[string]any{"path": "docs/design.md", "since_hash": hash}
+	}
+
+	// Since v1: a delta that turns what v1's read returned into v3's.
+	got := r.read(since(reads[1].Hash))
+	if got.Delta == nil || got.Content != "" || got.Unchanged {
+		t.Fatalf("since v1: want a delta and no content, got %+v", got)
+	}
+	applied, err := delta.Apply(reads[1].Content, *got.Delta)
+	if err != nil || applied != reads[3].Content {
+		t.Fatalf("delta applied to v1 gives %q, %v; want v3", applied, err)
+	}
+	if got.Hash != reads[3].Hash || got.SinceHash != reads[1].Hash {
+		t.Fatalf("hashes %s since %s, want %s since %s", got.Hash, got.SinceHash, reads[3].Hash, reads[1].Hash)
+	}
+	if got.FullTokens != reads[3].Tokens || got.Tokens <= 0 || got.Tokens >= got.FullTokens {
+		t.Fatalf("tokens %d of %d full, want fewer (full read: %d)", got.Tokens, got.FullTokens, reads[3].Tokens)
+	}
+
+	// Since v3, the current version: unchanged, nothing to read.
+	got = r.read(since(reads[3].Hash))
+	if !got.Unchanged || got.Content != "" || got.Delta != nil || got.Tokens != 0 || got.Hash != reads[3].Hash {
+		t.Fatalf("since current: want unchanged, got %+v", got)
+	}
+
+	// A hash the edge never served: 1006 with both hashes.
+	unknown := strings.Repeat("0", 64)
+	te := r.readErr(since(unknown))
+	if te.Code != tools.CodeStaleCache || te.Data["expected_hash"] != unknown || te.Data["actual_hash"] != reads[3].Hash || te.Data["recovery"] == "" {
+		t.Fatalf("unknown hash: got %v", te)
+	}
+
+	// since_hash with anchor is refused rather than half answered.
+	if te := r.readErr(map[string]any{"path": "docs/design.md", "since_hash": reads[1].Hash, "anchor": "Design"}); te.Code != tools.CodeInvalidParams {
+		t.Fatalf("since_hash with anchor: %v", te)
+	}
+
+	// The history is in the store: it survives a restart.
+	r.stop()
+	r = h.start(dir)
+	got = r.read(since(reads[2].Hash))
+	if got.Delta == nil {
+		t.Fatalf("since v2 after restart: %+v", got)
+	}
+	if applied, err := delta.Apply(reads[2].Content, *got.Delta); err != nil || applied != reads[3].Content {
+		t.Fatalf("after restart, delta applied to v2 gives %q, %v", applied, err)
+	}
+
+	// After more than DefaultHistoryVersions newer versions, v1 is gone:
+	// 1006. v3 is then the oldest kept.
+	last := 3 + DefaultHistoryVersions
+	for v := 4; v <= last; v++ {
+		r.wait(h.put(mdRecord("app", "docs/design.md", versionOf(v), nil)))
+	}
+	cur := r.read(path)
+	for v := 1; v <= 2; v++ {
+		te = r.readErr(since(reads[v].Hash))
+		if te.Code != tools.CodeStaleCache || te.Data["expected_hash"] != reads[v].Hash || te.Data["actual_hash"] != cur.Hash {
+			t.Fatalf("since v%d after %d versions: %v", v, last, te)
+		}
+	}
+	got = r.read(since(reads[3].Hash))
+	if got.Delta == nil {
+		t.Fatalf("since v3, the oldest kept: %+v", got)
+	}
+	if applied, err := delta.Apply(reads[3].Content, *got.Delta); err != nil || applied != cur.Content {
+		t.Fatalf("delta applied to v3 gives %q, %v", applied, err)
+	}
+}
+
+// TestReadDocSinceHashSendsContentWhenDeltaIsNoSmaller: a file rewritten
+// whole is sent whole, with its hashes.
+func TestReadDocSinceHashSendsContentWhenDeltaIsNoSmaller(t *testing.T) {
+	h := newHarness(t)
+	r := h.start("")
+	r.wait(h.put(mdRecord("app", "docs/a.md", "# A\n\nold words\n", nil)))
+	v1 := r.read(map[string]any{"path": "docs/a.md"})
+	r.wait(h.put(mdRecord("app", "docs/a.md", "# B\n\nall new\n", nil)))
+	got := r.read(map[string]any{"path": "docs/a.md", "since_hash": v1.Hash})
+	if got.Delta != nil || got.Content != "# B\n\nall new" || got.Tokens != got.FullTokens || got.SinceHash != v1.Hash {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+// TestStoreHistoryIsBounded: the store keeps at most Versions replaced
+// versions and Bytes of them, newest first, and drops them with the
+// document.
+func TestStoreHistoryIsBounded(t *testing.T) {
+	s, err := OpenStore("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.history = HistoryLimits{Versions: 3, Bytes: 120}
+	put := func(rev uint64, content string) {
+		t.Helper()
+		rec := mdRecord("app", "docs/a.md", content, nil)
+		if err := s.Apply([]Change{{Key: "app.a", Rev: rev, Doc: &Doc{Key: "app.a", Rev: rev, Record: rec}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	revs := func() []uint64 {
+		t.Helper()
+		vs, err := s.History("app.a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uint64
+		for _, v := range vs {
+			out = append(out, v.Rev)
+		}
+		return out
+	}
+	for rev := uint64(1); rev <= 5; rev++ {
+		put(rev, fmt.Sprintf("v%d", rev))
+	}
+	if got := fmt.Sprint(revs()); got != "[4 3 2]" {
+		t.Fatalf("kept %s, want [4 3 2]", got)
+	}
+	// Rewriting the same content keeps no copy of it.
+	put(6, "v5")
+	if got := fmt.Sprint(revs()); got != "[4 3 2]" {
+		t.Fatalf("after a same-content write: %s", got)
+	}
+	// Versions take their content and 32 bytes: a 60-byte one crowds the
+	// older ones out of the 120-byte limit.
+	put(7, strings.Repeat("x", 60))
+	if got := fmt.Sprint(revs()); got != "[6 4 3]" {
+		t.Fatalf("kept %s, want [6 4 3]", got)
+	}
+	put(8, "v8")
+	if got := fmt.Sprint(revs()); got != "[7]" {
+		t.Fatalf("after a 60-byte version: kept %s, want [7]", got)
+	}
+	if err := s.Apply([]Change{{Key: "app.a", Rev: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := revs(); len(got) != 0 {
+		t.Fatalf("after removal: %v", got)
+	}
+}
