@@ -87,7 +87,9 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // any lookup and without a suggestion, which would resolve the traversal),
 // and CodeFileNotFound (1001) for an unknown file (with a
 // suggestion when one is close) or a file ingest saw but did not index
-// (message "File Not Indexed", data reason and detail). search_memories
+// (message "File Not Indexed", data reason and detail); read_doc's
+// since_hash fails with CodeStaleCache (1006) for a version the edge no
+// longer keeps (see since). search_memories
 // and prune_conversation fail only with CodeInvalidParams; the task tools'
 // errors are listed on their methods.
 //
