@@ -47,6 +47,10 @@ type Options struct {
 	Decisions DecisionSource
 	Repo      string
 	Now       time.Time
+	// Seen, when set, remembers what each Session was sent: a focus file
+	// the session already holds is sent as "unchanged" or as a delta.
+	Seen    *Seen
+	Session string
 }
 
 // DecisionSource is where a scene gets its team's recent decisions; an
@@ -196,7 +200,15 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 	}
 	sw.Horizon = horizon(fsys, sw.Focus)
 
+	full := sw.Focus
+	if opts.Seen != nil {
+		sw.Focus = opts.Seen.since(opts.Session, full)
+	}
 	res := pack(sw, opts.Budget)
+	if opts.Seen != nil {
+		// The page holds a prefix of the focus files.
+		opts.Seen.sent(opts.Session, full[:res.Included])
+	}
 	res.Root, res.Nodes, res.Dead = root, len(sw.Focus), b.dead
 	res.Redacted = redacted
 	return res, nil
