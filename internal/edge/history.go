@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -16,9 +17,10 @@ import (
 // cue_blobs only as long as a record names them, so the bus cannot say what
 // a file was two saves ago. The edge can: it sees every version as it
 // applies it, and its Badger is already written in that transaction. So
-// when a document is replaced, the store moves the replaced version's
+// when a document is replaced, the store copies the replaced version's
 // content to h/<DocKey>\x00<revision> in the same transaction, and prunes
-// the key's history to the newest HistoryLimits there and then. It costs
+// the key's history to HistoryLimits there and then, from the list of
+// kept versions at hm/<DocKey>. It costs
 // one read of the replaced document per update and nothing on a replay into
 // a fresh store (nothing is replaced); it survives restarts with the store;
 // and a store rebuilt from JetStream simply starts with no history, which
@@ -86,7 +88,7 @@ func (s *Store) keepReplaced(txn *badger.Txn, c Change) error {
 		return nil
 	}
 	if c.Doc == nil {
-		return s.pruneHistory(txn, c.Key, 0)
+		return s.pruneHistory(txn, c.Key, 0, 0, 0)
 	}
 	item, err := txn.Get(append(docPrefix[:len(docPrefix):len(docPrefix)], c.Key...))
 	if errors.Is(err, badger.ErrKeyNotFound) {
@@ -95,71 +97,131 @@ func (s *Store) keepReplaced(txn *badger.Txn, c Change) error {
 	if err != nil {
 		return err
 	}
-	var old Doc
+	// Only what history needs of the replaced Doc: decoding less of it
+	// makes the read cheaper.
+	var old struct {
+		Rev    uint64 `json:"rev"`
+		Record struct {
+			SHA256  string          `json:"sha256"`
+			Content string          `json:"content"`
+			Skip    json.RawMessage `json:"skip"`
+		} `json:"record"`
+	}
 	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &old) }); err != nil {
 		return fmt.Errorf("decode stored %s: %w", c.Key, err)
 	}
 	rec := old.Record
-	if old.Rev >= c.Rev || rec.Skip != nil || rec.Content == c.Doc.Record.Content || versionHeader+len(rec.Content) > s.history.Bytes {
+	if len(rec.Skip) > 0 && string(rec.Skip) != "null" {
 		return nil
 	}
-	if err := txn.Set(histKey(c.Key, old.Rev), encodeVersion(rec.SHA256, rec.Content)); err != nil {
+	if old.Rev >= c.Rev || rec.Content == c.Doc.Record.Content || versionHeader+len(rec.Content) > s.history.Bytes {
+		return nil
+	}
+	v := encodeVersion(rec.SHA256, rec.Content)
+	if err := txn.Set(histKey(c.Key, old.Rev), v); err != nil {
 		return err
 	}
-	return s.pruneHistory(txn, c.Key, s.history.Versions)
+	return s.pruneHistory(txn, c.Key, s.history.Versions, old.Rev, len(v))
 }
 
-// pruneHistory deletes all but the newest keep versions of key that fit
-// in the byte limit together.
-func (s *Store) pruneHistory(txn *badger.Txn, key string, keep int) error {
-	opts := badger.DefaultIteratorOptions
-	opts.PrefetchValues = false
-	opts.Reverse = true
-	prefix := histKeyPrefix(key)
-	opts.Prefix = prefix
-	it := txn.NewIterator(opts)
-	var drop [][]byte
-	kept, size := 0, 0
-	// A reverse iteration starts at the last key not above its seek key.
-	for it.Seek(append(prefix, 0xff)); it.ValidForPrefix(prefix); it.Next() {
-		item := it.Item()
-		n := int(item.ValueSize())
-		if kept < keep && size+n <= s.history.Bytes {
-			kept++
-			size += n
+// The list of a key's kept versions, hm/<DocKey>: 12 bytes per version,
+// its revision and its stored size, oldest first. Keeping the list spares
+// every write an iteration over the key's history, which in Badger also
+// walks the deleted versions until compaction drops them.
+var histListPrefix = []byte("hm/")
+
+type keptVersion struct {
+	rev  uint64
+	size int
+}
+
+func histListKey(key string) []byte {
+	return append(append([]byte(nil), histListPrefix...), key...)
+}
+
+func readHistList(txn *badger.Txn, key string) ([]keptVersion, error) {
+	item, err := txn.Get(histListKey(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []keptVersion
+	err = item.Value(func(b []byte) error {
+		if len(b)%12 != 0 {
+			return fmt.Errorf("history list of %d bytes", len(b))
+		}
+		for ; len(b) > 0; b = b[12:] {
+			out = append(out, keptVersion{rev: binary.BigEndian.Uint64(b), size: int(binary.BigEndian.Uint32(b[8:]))})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// pruneHistory records a version of key at rev taking size bytes (rev 0:
+// none) and deletes all but the newest keep versions that fit in the byte
+// limit together.
+func (s *Store) pruneHistory(txn *badger.Txn, key string, keep int, rev uint64, size int) error {
+	kept, err := readHistList(txn, key)
+	if err != nil {
+		return err
+	}
+	// A change retried after its transaction filled up records its
+	// version again: once is enough.
+	if rev > 0 && !slices.ContainsFunc(kept, func(v keptVersion) bool { return v.rev == rev }) {
+		kept = append(kept, keptVersion{rev, size})
+	}
+	n, total := 0, 0
+	for i := len(kept) - 1; i >= 0; i-- {
+		if n < keep && total+kept[i].size <= s.history.Bytes {
+			n++
+			total += kept[i].size
 			continue
 		}
-		drop = append(drop, item.KeyCopy(nil))
-	}
-	it.Close()
-	for _, k := range drop {
-		if err := txn.Delete(k); err != nil {
-			return err
+		for _, old := range kept[:i+1] {
+			if err := txn.Delete(histKey(key, old.rev)); err != nil {
+				return err
+			}
 		}
+		kept = kept[i+1:]
+		break
 	}
-	return nil
+	if len(kept) == 0 {
+		return txn.Delete(histListKey(key))
+	}
+	b := make([]byte, 0, 12*len(kept))
+	for _, v := range kept {
+		b = binary.BigEndian.AppendUint64(b, v.rev)
+		b = binary.BigEndian.AppendUint32(b, uint32(v.size))
+	}
+	return txn.Set(histListKey(key), b)
 }
 
 // History returns the kept earlier versions of key, newest first.
 func (s *Store) History(key string) ([]Version, error) {
 	var out []Version
 	err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Reverse = true
-		prefix := histKeyPrefix(key)
-		opts.Prefix = prefix
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(append(prefix, 0xff)); it.ValidForPrefix(prefix); it.Next() {
-			k := it.Item().Key()
-			rev := binary.BigEndian.Uint64(k[len(k)-8:])
-			err := it.Item().Value(func(b []byte) error {
-				v, err := decodeVersion(rev, b)
+		kept, err := readHistList(txn, key)
+		if err != nil {
+			return err
+		}
+		for i := len(kept) - 1; i >= 0; i-- {
+			item, err := txn.Get(histKey(key, kept[i].rev))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				continue // listed but gone: that version is simply unknown
+			}
+			if err != nil {
+				return fmt.Errorf("version %d: %w", kept[i].rev, err)
+			}
+			err = item.Value(func(b []byte) error {
+				v, err := decodeVersion(kept[i].rev, b)
 				out = append(out, v)
 				return err
 			})
 			if err != nil {
-				return fmt.Errorf("decode %q: %w", k, err)
+				return fmt.Errorf("decode version %d: %w", kept[i].rev, err)
 			}
 		}
 		return nil
