@@ -236,3 +236,47 @@ func BenchmarkStoreApplyUpdates(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadDocSinceHash reads a 2,000-line document with since_hash:
+// the current hash, the previous version's and the oldest kept one's
+// (which is found last), against a full read.
+func BenchmarkReadDocSinceHash(b *testing.B) {
+	h := newHarness(b)
+	r := h.start("")
+	big := func(v int) string {
+		var sb strings.Builder
+		sb.WriteString("# Big\n\n")
+		for i := range 2000 {
+			if i%250 == v%250 {
+				fmt.Fprintf(&sb, "L%d edited in v%d.\n", i, v)
+				continue
+			}
+			fmt.Fprintf(&sb, "L%d of the design.\n", i)
+		}
+		return sb.String()
+	}
+	var hashes []string
+	for v := range DefaultHistoryVersions + 1 {
+		r.wait(h.put(mdRecord("app", "docs/big.md", big(v), nil)))
+		hashes = append(hashes, r.read(map[string]any{"path": "docs/big.md"}).Hash)
+	}
+	last := len(hashes) - 1
+	for _, c := range []struct {
+		name  string
+		since string
+	}{{"full", ""}, {"unchanged", hashes[last]}, {"previous", hashes[last-1]}, {"oldest", hashes[0]}} {
+		b.Run(c.name, func(b *testing.B) {
+			args := map[string]any{"path": "docs/big.md"}
+			if c.since != "" {
+				args["since_hash"] = c.since
+			}
+			res := r.read(args)
+			for b.Loop() {
+				if _, err := r.call(tools.ReadDoc, args); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Tokens), "tokens_sent")
+		})
+	}
+}
