@@ -175,19 +175,21 @@ func wireServer(t *testing.T) (*mcp.ClientSession, *recorder) {
 	// Two versions of a file of another repo, written as an indexer would,
 	// for read_doc's since_hash: the edge keeps the first when the second
 	// replaces it.
-	var rev uint64
 	for _, content := range wireVersions {
 		raw, err := events.Encode(events.DocRecord{Repo: "notes", Path: "docs/checklist.md", SHA256: events.SHA256Hex([]byte(content)),
 			Size: int64(len(content)), Kind: events.DocMarkdown, Content: content, IndexedAt: wireNow})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rev, err = docs.Put(ctx, events.DocKey("notes", "docs/checklist.md"), raw); err != nil {
+		rev, err := docs.Put(ctx, events.DocKey("notes", "docs/checklist.md"), raw)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := m.WaitRevision(ctx, rev); err != nil {
-		t.Fatal(err)
+		// The bucket keeps one value per key: a version replaced before
+		// the edge applied it is never seen, so wait for each.
+		if err := m.WaitRevision(ctx, rev); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	e := edge.New(m, nil, edge.WithBoard(board), edge.WithDefaultRepo("app"), edge.WithActor("wire"), edge.WithClock(clock.NewDeterministic(wireNow)))

@@ -13,6 +13,7 @@
 package delta
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -27,6 +28,26 @@ type Hunk struct {
 	Start     int      `json:"start,omitempty"`
 	End       int      `json:"end,omitempty"`
 	Lines     []string `json:"lines,omitempty"`
+}
+
+// MarshalJSON writes an unchanged run as {"unchanged": n} and a
+// replacement with all three fields, so that an insertion's "end" (one
+// before "start") and a deletion's empty "lines" are explicit.
+func (h Hunk) MarshalJSON() ([]byte, error) {
+	if h.Unchanged > 0 {
+		return json.Marshal(struct {
+			Unchanged int `json:"unchanged"`
+		}{h.Unchanged})
+	}
+	lines := h.Lines
+	if lines == nil {
+		lines = []string{}
+	}
+	return json.Marshal(struct {
+		Start int      `json:"start"`
+		End   int      `json:"end"`
+		Lines []string `json:"lines"`
+	}{h.Start, h.End, lines})
 }
 
 // Delta turns one text into another: its hunks cover every old line in

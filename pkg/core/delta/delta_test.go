@@ -91,6 +91,18 @@ func TestDiffKeepsUniqueLinesAligned(t *testing.T) {
 	}
 }
 
+func TestHunkJSON(t *testing.T) {
+	d := Diff("a\nb\nc", "x\na\nc")
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"hunks":[{"start":1,"end":0,"lines":["x"]},{"unchanged":1},{"start":2,"end":2,"lines":[]},{"unchanged":1}]}`
+	if string(b) != want {
+		t.Fatalf("JSON %s\nwant %s", b, want)
+	}
+}
+
 func TestText(t *testing.T) {
 	old := strings.Join([]string{"l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10"}, "\n")
 	new := strings.Join([]string{"NEW", "l1", "l2", "X3", "l4", "l5", "Y6", "Y6b", "l8", "l10"}, "\n")
