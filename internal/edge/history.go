@@ -25,7 +25,8 @@ import (
 // a fresh store (nothing is replaced); it survives restarts with the store;
 // and a store rebuilt from JetStream simply starts with no history, which
 // read_doc answers with 1006 Stale Cache, as it must for any version it no
-// longer knows.
+// longer knows. So does a version replaced before this edge applied it:
+// the bucket had already dropped it.
 
 var histPrefix = []byte("h/")
 
