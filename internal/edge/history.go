@@ -13,15 +13,17 @@ import (
 
 // Version history for read_doc's since_hash (delta diffing, seed 000 §5).
 //
-// cue_docs keeps one value per key (History 1), and large contents live in
-// cue_blobs only as long as a record names them, so the bus cannot say what
-// a file was two saves ago. The edge can: it sees every version as it
-// applies it, and its Badger is already written in that transaction. So
+// cue_docs keeps one value per key (History 1), and only contents too
+// large to travel inline are in cue_blobs, so the bus cannot say what most
+// files were two saves ago; raising History would keep every record whole
+// (headings, links, content) on every server, for every edge's sake. The
+// edge can keep just the content: it sees the versions it applies, and
+// its Badger is already written in that transaction. So
 // when a document is replaced, the store copies the replaced version's
 // content to h/<DocKey>\x00<revision> in the same transaction, and prunes
 // the key's history to HistoryLimits there and then, from the list of
-// kept versions at hm/<DocKey>. It costs
-// one read of the replaced document per update and nothing on a replay into
+// kept versions at hm/<DocKey>. It costs one read of the replaced document
+// per update and nothing on a replay into
 // a fresh store (nothing is replaced); it survives restarts with the store;
 // and a store rebuilt from JetStream simply starts with no history, which
 // read_doc answers with 1006 Stale Cache, as it must for any version it no
