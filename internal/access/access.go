@@ -24,6 +24,9 @@ type Identity struct {
 	Token string
 	// Repos the caller may read; nil means every repo.
 	Repos []string
+	// Session is the MCP session the call came in, "" without one (stdio,
+	// stateless HTTP); it scopes what a session was already sent.
+	Session string
 }
 
 // MayRead reports whether the identity may read repo.

@@ -115,7 +115,7 @@ func (e *Edge) cachedCall(ctx context.Context, tool string, args json.RawMessage
 }
 
 // cachedReadDoc serves read_doc by the document's key and revision and
-// the anchor. Invalid arguments, paths that leave the repository and
+// the anchor, detail and since_hash asked. Invalid arguments, paths that leave the repository and
 // skipped documents go the usual way, which explains them.
 func (e *Edge) cachedReadDoc(ctx context.Context, raw json.RawMessage) (json.RawMessage, bool, error) {
 	valid, err := tools.Validate(tools.ReadDoc, raw)
@@ -135,7 +135,9 @@ func (e *Edge) cachedReadDoc(ctx context.Context, raw json.RawMessage) (json.Raw
 		return nil, false, nil
 	}
 	level := docLevel(d.rec.Path)
-	key := d.key + "\x00" + strconv.FormatUint(d.rev, 10) + "\x00" + a.Anchor
+	// Every argument that shapes the answer is in the key; a version kept
+	// for since_hash is fixed until the next revision replaces it.
+	key := d.key + "\x00" + strconv.FormatUint(d.rev, 10) + "\x00" + a.Anchor + "\x00" + a.Detail + "\x00" + a.SinceHash
 	if out, ok := e.cache.Get(level, key); ok {
 		return slices.Clone(out), true, nil
 	}

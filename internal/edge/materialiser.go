@@ -65,6 +65,11 @@ type Config struct {
 	// memory; larger ones are read from Badger on each read_doc. Default
 	// 1 MiB.
 	MaxContentInMemory int
+	// History bounds the earlier versions of each document the store
+	// keeps for read_doc's since_hash; zero fields take the defaults
+	// (DefaultHistoryVersions, DefaultHistoryBytes), and Versions < 0
+	// keeps none.
+	History HistoryLimits
 	// BeforeApply, when set, is called with each batch's bucket and size
 	// before the batch is applied, on the goroutine following that bucket:
 	// while it blocks, that bucket's materialisation waits. It is the seam
@@ -79,6 +84,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxContentInMemory == 0 {
 		c.MaxContentInMemory = 1 << 20
+	}
+	if c.History.Versions == 0 {
+		c.History.Versions = DefaultHistoryVersions
+	}
+	if c.History.Bytes == 0 {
+		c.History.Bytes = DefaultHistoryBytes
 	}
 }
 
@@ -241,6 +252,7 @@ func Open(cfg Config) (*Materialiser, error) {
 	if err != nil {
 		return nil, err
 	}
+	store.history = cfg.History
 	m := &Materialiser{
 		cfg:     cfg,
 		logger:  cfg.Logger,

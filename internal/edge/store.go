@@ -53,6 +53,8 @@ var ErrStoreTooBig = errors.New("edge: document too large for one store transact
 type Store struct {
 	db     *badger.DB
 	logger *slog.Logger
+	// history bounds the replaced versions kept per document (history.go).
+	history HistoryLimits
 }
 
 // OpenStore opens (or creates) the store in dir; an empty dir keeps it in
@@ -73,7 +75,7 @@ func OpenStore(dir string, logger *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge: open store in %q (is another edge using it? remove the directory to rebuild from JetStream): %w", dir, err)
 	}
-	s := &Store{db: db, logger: logger}
+	s := &Store{db: db, logger: logger, history: HistoryLimits{Versions: DefaultHistoryVersions, Bytes: DefaultHistoryBytes}}
 	if err := s.checkFormat(); err != nil {
 		db.Close()
 		return nil, err
@@ -141,7 +143,12 @@ func (s *Store) LastRevision() (uint64, error) {
 // revision of its last change. A document too big for a transaction of its
 // own fails with ErrStoreTooBig.
 func (s *Store) Apply(changes []Change) error {
-	return s.applyInBatches(len(changes), func(txn *badger.Txn, i int) error { return setChange(txn, changes[i]) },
+	return s.applyInBatches(len(changes), func(txn *badger.Txn, i int) error {
+		if err := s.keepReplaced(txn, changes[i]); err != nil {
+			return err
+		}
+		return setChange(txn, changes[i])
+	},
 		func(i int) string { return fmt.Sprintf("%s at revision %d", changes[i].Key, changes[i].Rev) })
 }
 

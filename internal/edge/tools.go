@@ -93,7 +93,9 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // any lookup and without a suggestion, which would resolve the traversal),
 // and CodeFileNotFound (1001) for an unknown file (with a
 // suggestion when one is close) or a file ingest saw but did not index
-// (message "File Not Indexed", data reason and detail). search_memories
+// (message "File Not Indexed", data reason and detail); read_doc's
+// since_hash fails with CodeStaleCache (1006) for a version the edge no
+// longer keeps (see since). search_memories
 // and prune_conversation fail only with CodeInvalidParams; the task tools'
 // errors are listed on their methods.
 //
@@ -277,6 +279,12 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		res.Tokens = tokens.Count(res.Content)
 	}
 	res.Hash = events.SHA256Hex([]byte(res.Content))
+	if a.SinceHash != "" {
+		if a.Detail == tools.DetailOutline {
+			return nil, tools.InvalidParams(tools.ReadDoc, `since_hash answers with the changes to the text: omit detail "outline", or omit since_hash to read the outline`)
+		}
+		return e.since(d, res, a.SinceHash)
+	}
 	if a.Detail == tools.DetailOutline {
 		outlineDoc(&res, text)
 	}

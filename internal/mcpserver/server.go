@@ -95,13 +95,18 @@ func handler(caller tools.Caller, tool string, opts Options) mcp.ToolHandler {
 // identity is who sent req: the token's identity, else the session's
 // client (one agent per session), else the transport's.
 func identity(req *mcp.CallToolRequest, client string) access.Identity {
+	session := ""
+	if req.Session != nil {
+		session = req.Session.ID()
+	}
 	if req.Extra != nil {
 		if id, ok := access.IdentityOf(req.Extra.TokenInfo); ok {
+			id.Session = session
 			return id
 		}
 	}
-	if req.Session != nil && req.Session.ID() != "" {
-		return access.Identity{Client: "session:" + req.Session.ID()}
+	if session != "" {
+		return access.Identity{Client: "session:" + session, Session: session}
 	}
 	return access.Identity{Client: client}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +110,17 @@ func wireRepo() map[string]string {
 	}
 }
 
+// wireVersions are two versions of notes/docs/checklist.md: the second
+// rewrites one line and adds one.
+var wireVersions = []string{
+	"# Release checklist\n\n1. Freeze the main branch and announce the window in the team channel.\n2. Run the full benchmark suite and compare it with the previous release.\n3. Rebuild the container images from a clean checkout of the release tag.\n4. Check that every migration applies to a copy of production data.\n5. Roll the canary to one region and watch the error budget for an hour.\n6. Roll out to the remaining regions one at a time, pausing between them.\n7. Update the changelog with every user-visible change and its issue.\n8. Tag the documentation site with the release number.\n9. Unfreeze the main branch and thank the people who helped.\n",
+	"# Release checklist\n\n1. Freeze the main branch and announce the window in the team channel.\n2. Run the full benchmark suite and compare it with the previous release.\n3. Rebuild the container images from a clean checkout of the release tag.\n4. Check that every migration applies to a copy of production data.\n5. Roll the canary to two regions and watch the error budget for a day.\n6. Roll out to the remaining regions one at a time, pausing between them.\n7. Update the changelog with every user-visible change and its issue.\n8. Tag the documentation site with the release number.\n9. Unfreeze the main branch and thank the people who helped.\n10. Schedule the retrospective within a week.\n",
+}
+
+// servedHash is the hash read_doc returns for a whole file of content
+// without secrets.
+func servedHash(content string) string { return events.SHA256Hex([]byte(strings.TrimSpace(content))) }
+
 // wireServer runs the real roles over the fixture, ingest and indexer
 // filling cue_docs, an edge with a task board, and returns a connected
 // client whose wire the recorder holds.
@@ -159,6 +171,26 @@ func wireServer(t *testing.T) (*mcp.ClientSession, *recorder) {
 		st := m.Status()
 		return st.Ready && st.Docs == len(wireRepo()) && m.MemoryRevision() > 0
 	})
+
+	// Two versions of a file of another repo, written as an indexer would,
+	// for read_doc's since_hash: the edge keeps the first when the second
+	// replaces it.
+	for _, content := range wireVersions {
+		raw, err := events.Encode(events.DocRecord{Repo: "notes", Path: "docs/checklist.md", SHA256: events.SHA256Hex([]byte(content)),
+			Size: int64(len(content)), Kind: events.DocMarkdown, Content: content, IndexedAt: wireNow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev, err := docs.Put(ctx, events.DocKey("notes", "docs/checklist.md"), raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The bucket keeps one value per key: a version replaced before
+		// the edge applied it is never seen, so wait for each.
+		if err := m.WaitRevision(ctx, rev); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	e := edge.New(m, nil, edge.WithBoard(board), edge.WithDefaultRepo("app"), edge.WithActor("wire"), edge.WithClock(clock.NewDeterministic(wireNow)))
 	rec2 := &recorder{Transport: serveInMemory(t, mcpserver.New(e, mcpserver.Options{Version: "wire"}))}
@@ -212,6 +244,12 @@ func TestWireTranscripts(t *testing.T) {
 			map[string]any{"path": "docs/deploy.md", "anchor": "Bot token"}},
 		{"read_doc_not_found", "read_doc of a typo: 1001 File Not Found with a did-you-mean suggestion.", tools.ReadDoc,
 			map[string]any{"path": "docs/atuh.md"}},
+		{"read_doc_since", "read_doc with since_hash of an earlier version: only the delta (hunks of old lines replaced, unchanged runs), both hashes, tokens sent and full.", tools.ReadDoc,
+			map[string]any{"path": "docs/checklist.md", "since_hash": servedHash(wireVersions[0])}},
+		{"read_doc_since_unchanged", "read_doc with since_hash of the current version: unchanged, no content.", tools.ReadDoc,
+			map[string]any{"path": "docs/checklist.md", "since_hash": servedHash(wireVersions[1])}},
+		{"read_doc_since_unknown", "read_doc with since_hash of a version the edge no longer knows: 1006 Stale Cache with both hashes and the recovery.", tools.ReadDoc,
+			map[string]any{"path": "docs/checklist.md", "since_hash": strings.Repeat("e3b0c442", 8)}},
 		{"read_doc_traversal", "read_doc of a path leaving the repository: -32602 before any lookup, no suggestion.", tools.ReadDoc,
 			map[string]any{"path": "docs/../../etc/passwd.md"}},
 		{"read_context_invalid", "read_context breaking its schema: -32602 naming the rule.", tools.ReadContext,

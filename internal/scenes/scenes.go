@@ -53,6 +53,10 @@ type Options struct {
 	// fit whole is not shown as its outline, and packing stops there. For
 	// comparisons of what outlines save.
 	NoOutlines bool
+	// Seen, when set, remembers what each Session was sent: a focus file
+	// the session already holds is sent as "unchanged" or as a delta.
+	Seen    *Seen
+	Session string
 }
 
 // DecisionSource is where a scene gets its team's recent decisions; an
@@ -208,14 +212,35 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 	}
 	sw.Horizon = horizon(fsys, sw.Focus)
 
+	// Outlines are made from the files' own text: a file the session
+	// already holds may stand in the page as its delta.
+	full := sw.Focus
+	if opts.Seen != nil {
+		sw.Focus = opts.Seen.since(opts.Session, full)
+	}
 	outlineOf := func(i int) string {
-		o, _ := outline.RenderFrom(focus[i].file, []byte(sw.Focus[i].Content), focus[i].start)
+		o, _ := outline.RenderFrom(focus[i].file, []byte(full[i].Content), focus[i].start)
 		return o
 	}
 	if opts.NoOutlines {
 		outlineOf = nil
 	}
 	res := pack(sw, opts.Budget, outlineOf)
+	if opts.Seen != nil {
+		// The page holds a prefix of the focus files; those it holds as
+		// their outline the session has not received whole.
+		outlined := map[string]bool{}
+		for _, id := range res.Outlined {
+			outlined[id] = true
+		}
+		var whole []scene.FocusFile
+		for _, f := range full[:res.Included] {
+			if !outlined[f.Path] {
+				whole = append(whole, f)
+			}
+		}
+		opts.Seen.sent(opts.Session, whole)
+	}
 	res.Root, res.Nodes, res.Dead = root, len(sw.Focus), b.dead
 	res.Redacted = redacted
 	return res, nil

@@ -21,12 +21,17 @@ import (
 // may not read it gets no scene (1001, as if there were no workspace), and
 // log (nil discards) hears of the attempt.
 //
+// A scene for a session (the MCP session, else the client) that already
+// received some of its files sends those as "unchanged since you read it"
+// or as a delta (see Seen).
+//
 // A scene's page opens with tools.SceneNotice, and its result and errors
 // pass the security guard like every edge result does.
 func Tool(next tools.Caller, fsys fs.FS, repo string, log *slog.Logger) tools.Caller {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	seen := NewSeen()
 	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		if tool != tools.GetScene {
 			return next.Call(ctx, tool, args)
@@ -36,7 +41,7 @@ func Tool(next tools.Caller, fsys fs.FS, repo string, log *slog.Logger) tools.Ca
 			return nil, &tools.Error{Code: tools.CodeFileNotFound, Message: "Scene Not Available", Data: map[string]any{
 				"suggestion": "This client may not read the workspace's repo; use read_context and read_doc on its own repos"}}
 		}
-		out, err := getScene(next, fsys, args)
+		out, err := getScene(next, fsys, args, seen, sessionOf(access.FromContext(ctx)))
 		if err != nil {
 			return nil, tools.RedactError(err)
 		}
@@ -44,7 +49,17 @@ func Tool(next tools.Caller, fsys fs.FS, repo string, log *slog.Logger) tools.Ca
 	})
 }
 
-func getScene(next tools.Caller, fsys fs.FS, args json.RawMessage) (json.RawMessage, error) {
+// sessionOf is whose scenes id's calls are: the MCP session, else the
+// client (a token shared by several stateless clients shares their
+// memory of what was sent).
+func sessionOf(id access.Identity) string {
+	if id.Session != "" {
+		return "session:" + id.Session
+	}
+	return id.Client
+}
+
+func getScene(next tools.Caller, fsys fs.FS, args json.RawMessage, seen *Seen, session string) (json.RawMessage, error) {
 	raw, err := tools.Validate(tools.GetScene, args)
 	if err != nil {
 		return nil, err
@@ -65,7 +80,7 @@ func getScene(next tools.Caller, fsys fs.FS, args json.RawMessage) (json.RawMess
 		md = tools.SceneNotice + md
 		return json.Marshal(tools.GetSceneResult{Markdown: md, Tokens: tokens.Count(md), Budget: a.TokenLimit, ContentTrust: tools.TrustData})
 	}
-	opts := Options{CardID: a.CardID, Budget: a.TokenLimit}
+	opts := Options{CardID: a.CardID, Budget: a.TokenLimit, Seen: seen, Session: session}
 	if d, ok := next.(DecisionSource); ok {
 		opts.Decisions = d
 	}

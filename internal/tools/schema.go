@@ -52,7 +52,8 @@ var definitions = []*Definition{
   "properties": {
     "path": {"type": "string", "description": "Relative path to file", "pattern": "^[^.][a-zA-Z0-9_/.\\-]+\\.md$"},
     "anchor": {"type": "string", "description": "Optional Header name to slice from", "maxLength": 100},
-    "detail": {"enum": ["full", "outline"], "default": "full", "description": "outline: headings, first sentences; the text if shorter"}
+    "detail": {"enum": ["full", "outline"], "default": "full", "description": "outline: headings, first sentences; the text if shorter"},
+    "since_hash": {"type": "string", "maxLength": 64, "description": "Hash you hold: only changes since; unknown: 1006"}
   },
   "required": ["path"]
 }`),

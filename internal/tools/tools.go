@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/cuedeck/cuedeck/pkg/core/delta"
 )
 
 // Caller runs one tool call. args is the JSON object of arguments; the
@@ -147,6 +149,9 @@ type ReadDocArgs struct {
 	// Detail is DetailFull (the default) or DetailOutline (CueDeck
 	// addition, seed 000 §5 strategy 1).
 	Detail string `json:"detail,omitempty"`
+	// SinceHash is a hash read_doc returned for this file earlier: the
+	// answer is then only what changed since (CueDeck addition).
+	SinceHash string `json:"since_hash,omitempty"`
 }
 
 // read_doc's detail levels.
@@ -182,6 +187,25 @@ type ReadDocResult struct {
 	// for byte (bar redacted secrets), to be read as data and never
 	// followed as instructions.
 	ContentTrust string `json:"content_trust,omitempty"`
+
+	// With since_hash (CueDeck addition): SinceHash echoes it; Unchanged
+	// says the file is still at that hash, and Content is empty; else
+	// Delta, applied to the content read at SinceHash, gives the content
+	// at Hash, and Content is empty unless the delta would not be smaller
+	// than the file. Tokens counts what was sent, FullTokens the whole
+	// content (as with Detail).
+	SinceHash string       `json:"since_hash,omitempty"`
+	Unchanged bool         `json:"unchanged,omitempty"`
+	Delta     *delta.Delta `json:"delta,omitempty"`
+}
+
+// StaleCache is error 1006: the caller holds a version of path, at
+// expected, that is no longer known; the file is now at actual.
+func StaleCache(path, expected, actual string) *Error {
+	return &Error{Code: CodeStaleCache, Message: "Stale Cache", Data: map[string]any{
+		"path": path, "expected_hash": expected, "actual_hash": actual,
+		"recovery": "That version is no longer kept: call read_doc without since_hash to read the whole file",
+	}}
 }
 
 // TrustData marks a result's repository or memory text as data, not
