@@ -95,6 +95,9 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 	if info, err := ws.ReadDaemonInfo(); err == nil {
 		return info, nil
 	}
+	if err := ws.CheckCacheFormat(); err != nil {
+		return workspace.DaemonInfo{}, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return workspace.DaemonInfo{}, err
