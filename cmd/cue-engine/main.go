@@ -47,12 +47,16 @@ Every command takes --workspace DIR (default: the repository around the
 current directory) and --log-level debug|info|warn|error.
 `
 
+// lockExitCode is the exit status of a command refused because another
+// process holds the workspace lock (error 1007).
+const lockExitCode = 7
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "cue:", err)
 		var le *workspace.LockError
 		if errors.As(err, &le) {
-			os.Exit(7)
+			os.Exit(lockExitCode)
 		}
 		var ce *scenes.CycleError
 		if errors.As(err, &ce) {
