@@ -159,6 +159,6 @@ func setupClaude(w io.Writer, root, front string, srv agentsetup.Server, dryRun 
 		}
 		fmt.Fprintf(w, "wrote %s\n", f.path)
 	}
-	fmt.Fprintln(w, "Restart Claude Code in this project (or run /mcp) and approve the cuedeck server when asked.")
+	fmt.Fprintln(w, "Start Claude Code in this project (`claude`; restart it if it runs) and approve the cuedeck server when it asks.")
 	return nil
 }
