@@ -86,6 +86,6 @@ func cmdInit(args []string) error {
 		fmt.Printf("  kept     %s\n", p)
 	}
 	fmt.Printf("  .gitignore %s\n", res.Gitignore)
-	fmt.Println("Next: `cue up` to index it, then connect an agent with `cue mcp`.")
+	fmt.Println("Next: `cue setup claude` registers CueDeck with Claude Code (cursor, codex, json: other clients); `cue up` indexes now.")
 	return nil
 }

@@ -36,6 +36,9 @@ Usage:
   cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
   cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep]
                                 measure ingest, tools, hook and freshness on a generated corpus, beside ripgrep
+  cue setup claude [--dry-run] [--http URL [--token-env NAME]]
+                                register the MCP server (.mcp.json) and hooks (.claude/settings.json) for Claude Code
+  cue setup cursor|codex|json   print the MCP server's config for another client, and where it goes
   cue hook install [--dry-run]  register CueDeck's Claude Code hooks in .claude/settings.json
   cue hook EVENT                answer a Claude Code hook (payload on stdin; what the hooks run)
   cue version
@@ -44,12 +47,16 @@ Every command takes --workspace DIR (default: the repository around the
 current directory) and --log-level debug|info|warn|error.
 `
 
+// lockExitCode is the exit status of a command refused because another
+// process holds the workspace lock (error 1007).
+const lockExitCode = 7
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "cue:", err)
 		var le *workspace.LockError
 		if errors.As(err, &le) {
-			os.Exit(7)
+			os.Exit(lockExitCode)
 		}
 		var ce *scenes.CycleError
 		if errors.As(err, &ce) {
@@ -92,6 +99,8 @@ func run(args []string) error {
 		return cmdEval(rest)
 	case "bench":
 		return cmdBench(rest)
+	case "setup":
+		return cmdSetup(rest)
 	case "hook":
 		// The front answers hooks itself; this keeps `cue-engine hook`
 		// equivalent for anyone who runs the engine directly.

@@ -95,6 +95,9 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 	if info, err := ws.ReadDaemonInfo(); err == nil {
 		return info, nil
 	}
+	if err := ws.CheckCacheFormat(); err != nil {
+		return workspace.DaemonInfo{}, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return workspace.DaemonInfo{}, err
@@ -124,6 +127,15 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 			// Lost a race with another starter? Then its daemon serves.
 			if info, rerr := ws.ReadDaemonInfo(); rerr == nil {
 				return info, nil
+			}
+			// It lost the lock to a daemon still starting (a session
+			// hook's, another agent's): Claude Code starts its hooks and
+			// MCP servers at once. Wait for that one.
+			var ee *exec.ExitError
+			if errors.As(err, &ee) && ee.ExitCode() == lockExitCode {
+				fmt.Fprintf(os.Stderr, "cue: another process (pid %d) is starting this workspace's daemon; waiting for it\n", ws.LockHolder())
+				exited = nil
+				continue
 			}
 			return workspace.DaemonInfo{}, fmt.Errorf("daemon exited during start (%v); see %s", err, ws.LogPath())
 		case <-deadline:

@@ -33,7 +33,7 @@ func publish(t *testing.T, conn *bus.Conn, i int) {
 func TestProvisionIsIdempotent(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	ctx := context.Background()
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{})); err != nil {
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
 		t.Fatalf("second provision: %v", err)
 	}
 	s, err := conn.JS.Stream(ctx, events.IngestStream)

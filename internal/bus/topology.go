@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -228,28 +233,128 @@ func DeclaredTopology(s Settings) Topology {
 	}
 }
 
-// Provision creates or updates every asset of t. It is idempotent, so every
-// role calls it at start: the first one up creates, the rest confirm.
-func Provision(ctx context.Context, js jetstream.JetStream, t Topology) error {
+// FormatKey is the metadata key, on every stream, bucket, object store and
+// consumer Provision creates, holding the data format
+// (version.DataFormat) of what it stores.
+const FormatKey = "cuedeck_format"
+
+// NewerFormatError means a JetStream asset was provisioned by a newer
+// CueDeck, whose data this binary may misread. Provision changes nothing
+// when it returns one.
+type NewerFormatError struct {
+	Asset  string // "stream CUE_INGEST", "bucket cue_docs"
+	Format int
+}
+
+func (e *NewerFormatError) Error() string {
+	return fmt.Sprintf("bus: %s: this workspace was written by a newer CueDeck (data format %d, this binary knows %d); upgrade cue (cue upgrade) or use a newer binary", e.Asset, e.Format, version.DataFormat)
+}
+
+// AssetFormat reads the data format from an asset's metadata: 0 when it
+// has none (provisioned before formats were recorded).
+func AssetFormat(metadata map[string]string) (int, error) {
+	v, ok := metadata[FormatKey]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("metadata %s=%q is not a data format number", FormatKey, v)
+	}
+	return n, nil
+}
+
+func withFormat(m map[string]string) map[string]string {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[FormatKey] = strconv.Itoa(version.DataFormat)
+	return out
+}
+
+// assetStream names the stream behind each asset of t, with what to call
+// the asset in messages.
+func (t Topology) assetStreams() [][2]string {
+	var out [][2]string
 	for _, sc := range t.Streams {
+		out = append(out, [2]string{sc.Name, "stream " + sc.Name})
+	}
+	for _, kc := range t.Buckets {
+		out = append(out, [2]string{"KV_" + kc.Bucket, "bucket " + kc.Bucket})
+	}
+	for _, oc := range t.Objects {
+		out = append(out, [2]string{"OBJ_" + oc.Bucket, "object store " + oc.Bucket})
+	}
+	return out
+}
+
+// checkFormats refuses, before anything is changed, a topology in which
+// an asset has a newer data format, and returns the existing assets of an
+// older one.
+func checkFormats(ctx context.Context, js jetstream.JetStream, t Topology) (older []string, err error) {
+	for _, a := range t.assetStreams() {
+		s, err := js.Stream(ctx, a[0])
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bus: provision %s: %w", a[1], err)
+		}
+		f, err := AssetFormat(s.CachedInfo().Config.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("bus: provision %s: %v; set it to %d or remove it", a[1], err, version.DataFormat)
+		}
+		switch {
+		case f > version.DataFormat:
+			return nil, &NewerFormatError{Asset: a[1], Format: f}
+		case f < version.DataFormat:
+			older = append(older, fmt.Sprintf("%s (format %d)", a[1], f))
+		}
+	}
+	return older, nil
+}
+
+// Provision creates or updates every asset of t, recording the data format
+// in each one's metadata. It is idempotent, so every role calls it at
+// start: the first one up creates, the rest confirm. If any existing asset
+// has a newer data format, a *NewerFormatError is returned and nothing is
+// changed; assets of an older format whose config is otherwise compatible
+// are updated to this one, and log says so. log may be nil.
+func Provision(ctx context.Context, js jetstream.JetStream, t Topology, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	older, err := checkFormats(ctx, js, t)
+	if err != nil {
+		return err
+	}
+	for _, sc := range t.Streams {
+		sc.Metadata = withFormat(sc.Metadata)
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
 		}
 	}
 	for _, kc := range t.Buckets {
+		kc.Metadata = withFormat(kc.Metadata)
 		if _, err := js.CreateOrUpdateKeyValue(ctx, kc); err != nil {
 			return fmt.Errorf("bus: provision bucket %s: %w", kc.Bucket, err)
 		}
 	}
 	for _, oc := range t.Objects {
+		oc.Metadata = withFormat(oc.Metadata)
 		if _, err := js.CreateOrUpdateObjectStore(ctx, oc); err != nil {
 			return fmt.Errorf("bus: provision object store %s: %w", oc.Bucket, err)
 		}
 	}
 	for _, cs := range t.Consumers {
+		cs.Config.Metadata = withFormat(cs.Config.Metadata)
 		if _, err := js.CreateOrUpdateConsumer(ctx, cs.Stream, cs.Config); err != nil {
 			return fmt.Errorf("bus: provision consumer %s on %s: %w", cs.Config.Durable, cs.Stream, err)
 		}
+	}
+	if len(older) > 0 {
+		log.Warn("JetStream assets of an older data format were updated to this one (their config was otherwise compatible)", "assets", strings.Join(older, ", "), "data_format", version.DataFormat)
 	}
 	return nil
 }

@@ -75,11 +75,22 @@ func Run(ctx context.Context, o Options) (err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// A cache of a newer CueDeck is refused before anything touches it.
+	if err := ws.CheckCacheFormat(); err != nil {
+		return err
+	}
 	lock, err := ws.AcquireLock()
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
+	moved, err := ws.PrepareCache(time.Now())
+	if err != nil {
+		return err
+	}
+	if moved != "" {
+		log.Warn("the workspace cache was of an older data format: its derived state was moved aside and is rebuilt from the streams; delete the moved directory once CueDeck works", "moved_to", moved, "data_format", version.DataFormat)
+	}
 
 	// Joined to a team, the daemon leaves the team prefix to the team's
 	// edges and answers on its own.
@@ -129,7 +140,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}()
 	settings := bus.Settings{Replicas: cfg.NATS.Replicas}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings))
+	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings), log)
 	cancel()
 	if err != nil {
 		return err

@@ -73,70 +73,102 @@ func Install(args []string, env Env) error {
 
 // InstallSettings adds a command hook `<front> hook <Event>` for each of
 // InstalledEvents to the Claude Code settings file at path, creating it if
-// missing. Every other key and hook entry is kept; an entry of ours (a
-// command `…/cue hook <Event>`) naming another binary is updated in place;
-// the file is replaced atomically, and not at all when nothing changes or
-// dryRun is set. A file that is not a JSON object is an error, and the
-// file is left as it was.
+// missing, as MergeSettings describes. The file is replaced atomically,
+// and not at all when nothing changes or dryRun is set. A file that is not
+// a JSON object is an error, and the file is left as it was.
 func InstallSettings(path, front string, dryRun bool) ([]Change, error) {
-	settings := map[string]json.RawMessage{}
-	old, err := os.ReadFile(path)
-	perm := os.FileMode(0o644)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
+	old, perm, err := ReadSettingsFile(path)
+	if err != nil {
 		return nil, err
-	default:
-		if st, err := os.Stat(path); err == nil {
-			perm = st.Mode().Perm()
-		}
-		if len(bytes.TrimSpace(old)) > 0 {
-			if err := json.Unmarshal(old, &settings); err != nil {
-				return nil, fmt.Errorf("%s is not valid JSON (%v); fix or move it and run cue hook install again (the file was not changed)", path, err)
-			}
+	}
+	out, changes, err := MergeSettings(path, old, front)
+	if err != nil {
+		return nil, err
+	}
+	if dryRun || bytes.Equal(out, old) {
+		return changes, nil
+	}
+	return changes, WriteSettingsFile(path, out, perm)
+}
+
+// ReadSettingsFile returns a settings file's bytes and permissions: nil
+// and 0644 when it does not exist.
+func ReadSettingsFile(path string) ([]byte, os.FileMode, error) {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0o644, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	perm := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		perm = st.Mode().Perm()
+	}
+	return old, perm, nil
+}
+
+// WriteSettingsFile replaces path with data atomically, creating its
+// directory.
+func WriteSettingsFile(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomic(path, data, perm)
+}
+
+// MergeSettings returns the Claude Code settings old (the file at path,
+// named in errors; nil or blank for none) with a command hook
+// `<front> hook <Event>` for each of InstalledEvents, and what changed per
+// event. Every other key and hook entry is kept; an entry of ours (a
+// command `…/cue hook <Event>`) naming another binary is updated in place.
+// When nothing changes, old itself is returned; otherwise the result is
+// JSON with a 2-space indent. Settings that are not a JSON object are an
+// error.
+func MergeSettings(path string, old []byte, front string) ([]byte, []Change, error) {
+	settings := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(old)) > 0 {
+		if err := json.Unmarshal(old, &settings); err != nil {
+			return nil, nil, fmt.Errorf("%s is not valid JSON (%v); fix or move it and run the command again (the file was not changed)", path, err)
 		}
 	}
 	hooks := map[string]json.RawMessage{}
 	if raw, ok := settings["hooks"]; ok {
 		if err := json.Unmarshal(raw, &hooks); err != nil {
-			return nil, fmt.Errorf("%s: \"hooks\" is not an object of events (%v); fix it and run cue hook install again (the file was not changed)", path, err)
+			return nil, nil, fmt.Errorf("%s: \"hooks\" is not an object of events (%v); fix it and run the command again (the file was not changed)", path, err)
 		}
 	}
 	var changes []Change
+	changed := false
 	for _, event := range InstalledEvents {
 		command := shellQuote(front) + " hook " + event
 		var groups []map[string]json.RawMessage
 		if raw, ok := hooks[event]; ok {
 			if err := json.Unmarshal(raw, &groups); err != nil {
-				return nil, fmt.Errorf("%s: hooks.%s is not a list of matcher groups (%v); fix it and run cue hook install again (the file was not changed)", path, event, err)
+				return nil, nil, fmt.Errorf("%s: hooks.%s is not a list of matcher groups (%v); fix it and run the command again (the file was not changed)", path, event, err)
 			}
 		}
 		action, err := ensureCommand(&groups, event, command)
 		if err != nil {
-			return nil, fmt.Errorf("%s: hooks.%s: %v (the file was not changed)", path, event, err)
+			return nil, nil, fmt.Errorf("%s: hooks.%s: %v (the file was not changed)", path, event, err)
 		}
 		changes = append(changes, Change{Event: event, Action: action, Command: command})
 		if action != "unchanged" {
-			if hooks[event], err = json.Marshal(groups); err != nil {
-				return nil, err
+			changed = true
+			if hooks[event], err = marshalJSON(groups, ""); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	changed := false
-	for _, c := range changes {
-		changed = changed || c.Action != "unchanged"
+	if !changed {
+		return old, changes, nil
 	}
-	if !changed || dryRun {
-		return changes, nil
+	var err error
+	if settings["hooks"], err = marshalJSON(hooks, ""); err != nil {
+		return nil, nil, err
 	}
-	if settings["hooks"], err = json.Marshal(hooks); err != nil {
-		return nil, err
-	}
-	out, err := json.MarshalIndent(settings, "", "  ")
+	out, err := marshalJSON(settings, "  ")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return changes, writeFileAtomic(path, append(out, '\n'), perm)
+	return append(out, '\n'), changes, nil
 }
 
 // ensureCommand makes groups hold exactly one hook of ours with command.
@@ -158,8 +190,8 @@ func ensureCommand(groups *[]map[string]json.RawMessage, event, command string) 
 			if cmd == command {
 				return "unchanged", nil
 			}
-			h["command"], _ = json.Marshal(command)
-			raw, err := json.Marshal(hs)
+			h["command"], _ = marshalJSON(command, "")
+			raw, err := marshalJSON(hs, "")
 			if err != nil {
 				return "", err
 			}
@@ -167,7 +199,7 @@ func ensureCommand(groups *[]map[string]json.RawMessage, event, command string) 
 			return "updated", nil
 		}
 	}
-	entry, err := json.Marshal([]map[string]any{{"type": "command", "command": command, "timeout": HookTimeout}})
+	entry, err := marshalJSON([]map[string]any{{"type": "command", "command": command, "timeout": HookTimeout}}, "")
 	if err != nil {
 		return "", err
 	}
@@ -195,4 +227,18 @@ func shellQuote(p string) string {
 		}
 	}
 	return p
+}
+
+// marshalJSON encodes v without escaping <, > and &, which are common in
+// the shell commands of settings files and need no escaping there; indent
+// "" is compact.
+func marshalJSON(v any, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

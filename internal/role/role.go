@@ -112,7 +112,7 @@ const provisionAttempt = 10 * time.Second
 func provision(ctx context.Context, conn *bus.Conn, s bus.Settings, log *slog.Logger) error {
 	for {
 		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
-		err := bus.Provision(actx, conn.JS, bus.DeclaredTopology(s))
+		err := bus.Provision(actx, conn.JS, bus.DeclaredTopology(s), log)
 		cancel()
 		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return err

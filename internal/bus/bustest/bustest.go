@@ -43,7 +43,7 @@ func start(t testing.TB, s bus.Settings, syncAlways bool) (*bus.Conn, *bus.Embed
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s)); err != nil {
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s), nil); err != nil {
 		t.Fatal(err)
 	}
 	return conn, srv
