@@ -143,3 +143,23 @@ func Rank(scores map[string]Score) []Score {
 	})
 	return out
 }
+
+// MaxChanges bounds the change times a file keeps (CarryChanges): a file
+// a generator rewrites on every save must not grow them without end, and
+// 32 recent changes already make it its repo's most changed file.
+const MaxChanges = 32
+
+// CarryChanges is a file's change times after a change at at: prev
+// without those older than DefaultWindow, then at, keeping the newest
+// MaxChanges. prev is not modified.
+func CarryChanges(prev []time.Time, at time.Time) []time.Time {
+	cutoff := at.Add(-DefaultWindow)
+	out := make([]time.Time, 0, min(len(prev)+1, MaxChanges))
+	for _, t := range prev {
+		if !t.Before(cutoff) {
+			out = append(out, t)
+		}
+	}
+	out = append(out, at)
+	return out[max(0, len(out)-MaxChanges):]
+}

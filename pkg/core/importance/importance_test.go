@@ -114,3 +114,22 @@ func TestReferences(t *testing.T) {
 		t.Errorf("without a module: %v, want %v", got, want)
 	}
 }
+
+func TestCarryChanges(t *testing.T) {
+	now := fixtureNow
+	var ts []time.Time
+	for i := range 40 {
+		ts = CarryChanges(ts, now.Add(time.Duration(i)*time.Minute))
+	}
+	if len(ts) != MaxChanges || !ts[len(ts)-1].Equal(now.Add(39*time.Minute)) || !ts[0].Equal(now.Add(8*time.Minute)) {
+		t.Errorf("40 changes keep %d, %v … %v", len(ts), ts[0], ts[len(ts)-1])
+	}
+	prev := []time.Time{now.Add(-DefaultWindow - time.Hour), now.Add(-time.Hour)}
+	got := CarryChanges(prev, now)
+	if len(got) != 2 || !got[0].Equal(now.Add(-time.Hour)) || !got[1].Equal(now) {
+		t.Errorf("carry %v", got)
+	}
+	if !prev[0].Equal(now.Add(-DefaultWindow - time.Hour)) {
+		t.Error("prev modified")
+	}
+}
