@@ -38,8 +38,16 @@ func References(files []File, module string) map[string]int {
 		byDir[path.Dir(f.Path)] = append(byDir[path.Dir(f.Path)], f.Path)
 	}
 	refs := make(map[string]int)
+	// A Go import names a whole package: count importers per directory
+	// and credit its files once at the end, rather than each file of it
+	// on every import. (A referrer is either code with imports or a
+	// document with links, never both, so the two counts do not overlap.)
+	pkgRefs := make(map[string]int)
+	named := make(map[string]bool)
+	pkgs := make(map[string]bool)
 	for _, f := range files {
-		named := make(map[string]bool)
+		clear(named)
+		clear(pkgs)
 		for _, cands := range f.Links {
 			for _, c := range cands {
 				if c = path.Clean(strings.TrimPrefix(c, "/")); byPath[c] {
@@ -49,20 +57,34 @@ func References(files []File, module string) map[string]int {
 			}
 		}
 		for _, imp := range f.Imports {
-			for _, t := range resolveImport(f.Path, imp, module, byPath, byDir) {
-				named[t] = true
+			if file, pkg := resolveImport(f.Path, imp, module, byPath, byDir); file != "" {
+				named[file] = true
+			} else if pkg != "" {
+				pkgs[pkg] = true
 			}
 		}
 		delete(named, f.Path)
 		for t := range named {
 			refs[t]++
 		}
+		for p := range pkgs {
+			pkgRefs[p]++
+		}
+	}
+	for dir, n := range pkgRefs {
+		for _, p := range byDir[dir] {
+			if strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+				refs[p] += n
+			}
+		}
 	}
 	return refs
 }
 
-// resolveImport is the files of the repo that from's import imp names.
-func resolveImport(from, imp, module string, byPath map[string]bool, byDir map[string][]string) []string {
+// resolveImport is the file of the repo that from's import imp names, or
+// for Go the directory of the package it names; both are "" when it names
+// nothing of the repo.
+func resolveImport(from, imp, module string, byPath map[string]bool, byDir map[string][]string) (file, pkgDir string) {
 	dir := path.Dir(from)
 	switch {
 	case strings.HasSuffix(from, ".go"):
@@ -76,35 +98,29 @@ func resolveImport(from, imp, module string, byPath map[string]bool, byDir map[s
 			pkg, ok = longestDirSuffix(imp, byDir)
 		}
 		if !ok || pkg == dir {
-			return nil
+			return "", ""
 		}
-		var out []string
-		for _, p := range byDir[pkg] {
-			if strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
-				out = append(out, p)
-			}
-		}
-		return out
+		return "", pkg
 	case strings.HasPrefix(imp, "./") || strings.HasPrefix(imp, "../"):
 		p := path.Join(dir, imp)
 		if byPath[p] {
-			return []string{p}
+			return p, ""
 		}
 		if f := byStem(byDir[path.Dir(p)], path.Base(p)); f != "" {
-			return []string{f}
+			return f, ""
 		}
 		if f := byStem(byDir[p], "index"); f != "" {
-			return []string{f}
+			return f, ""
 		}
 	case strings.HasSuffix(from, ".py"):
 		p := strings.ReplaceAll(imp, ".", "/")
 		for _, c := range []string{p + ".py", p + "/__init__.py"} {
 			if byPath[c] {
-				return []string{c}
+				return c, ""
 			}
 		}
 	}
-	return nil
+	return "", ""
 }
 
 // longestDirSuffix is the directory of the repo that is the longest
