@@ -94,3 +94,27 @@ func TestFixtureOrdersFilesAsAReaderWould(t *testing.T) {
 		t.Fatalf("order:\n got  %q\n want %q", got, fixtureExpected)
 	}
 }
+
+// The expected order is not one a single signal gives: a scoring that
+// ignored changes and stacks, or the path order of a tie, would fail.
+func TestFixtureNeedsEverySignal(t *testing.T) {
+	refsOnly := fixtureSignals()
+	for p, s := range refsOnly {
+		refsOnly[p] = Signals{References: s.References}
+	}
+	for name, files := range map[string]map[string]Signals{"references only": refsOnly, "no signal": {}} {
+		for _, f := range fixtureRepo {
+			if _, ok := files[f.Path]; !ok {
+				files[f.Path] = Signals{}
+			}
+		}
+		ranked := Rank(Scores(files, Options{Now: fixtureNow}))
+		got := make([]string, len(ranked))
+		for i, s := range ranked {
+			got[i] = s.Path
+		}
+		if slices.Equal(got, fixtureExpected) {
+			t.Errorf("%s already gives the expected order: the fixture does not test the scoring", name)
+		}
+	}
+}
