@@ -231,6 +231,9 @@ type Materialiser struct {
 	readyLeft            atomic.Int32
 	docsReady, memsReady sync.Once
 
+	// imp caches importance scores per repo (importance.go).
+	imp importanceCache
+
 	// progress is one entry per bucket Run follows.
 	progress []*feedProgress
 

@@ -92,6 +92,7 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	ranked = m.boostLocked(ranked)
 	out := make([]tools.ContextHit, 0, min(limit, len(ranked)))
 	for _, h := range ranked {
 		d, ok := m.docs[h.ID]
@@ -131,6 +132,9 @@ func (m *Materialiser) hitLocked(d *doc, score float64) tools.ContextHit {
 		Tokens:  d.rec.Tokens,
 		Anchors: d.anchors,
 		Score:   math.Round(score*1e6) / 1e6,
+		// Importance (importance.go) is the same for every query; it
+		// breaks near-ties of the score.
+		Importance: m.importanceLocked(d),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,7 +13,9 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/llm"
 	"github.com/cuedeck/cuedeck/pkg/core/guard"
+	"github.com/cuedeck/cuedeck/pkg/core/importance"
 	"github.com/cuedeck/cuedeck/pkg/core/memory"
+	"github.com/cuedeck/cuedeck/pkg/core/prune"
 	"github.com/cuedeck/cuedeck/pkg/core/transcript"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -40,6 +43,7 @@ const maxInvalidReasons = 5
 func (s *Service) extract(ctx context.Context, b events.TranscriptBatch, batchID string, conv transcript.Conversation) (events.ExtractionRecord, error) {
 	now := s.cfg.Clock.Now().UTC()
 	rec := events.ExtractionRecord{Batch: batchID, Repo: b.Repo, Session: b.Session, ExtractedAt: now}
+	rec.ErrorFiles = errorFiles(conv)
 
 	// Supersede: the batch is history by the time it is extracted, so no
 	// turn of it is "current".
@@ -89,6 +93,26 @@ func (s *Service) extract(ctx context.Context, b events.TranscriptBatch, batchID
 	}
 	rec.Memories = s.finish(b, cands, now, &rec)
 	return rec, nil
+}
+
+// errorFiles are the files named by stack frames and diagnostics in the
+// output of the batch's failed tool calls, or of calls whose output reads
+// as an error (a test run exits 0 as often as not with a panic in it),
+// redacted like FilesTouched.
+func errorFiles(conv transcript.Conversation) []string {
+	var out []string
+	for _, c := range conv.Calls {
+		if c.Status != prune.StatusError && !importance.LooksLikeError(c.Output) {
+			continue
+		}
+		for _, p := range importance.StackPaths(c.Output, conv.Cwd) {
+			p, _ = guard.Redact(p)
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out[:min(len(out), events.MaxErrorFiles)]
 }
 
 // proseMessages are the indices of what a person or the model wrote.

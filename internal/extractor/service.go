@@ -235,7 +235,10 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		}
 	}
 	for _, m := range rec.Memories {
-		r := events.MemoryRecord{Memory: m, Agent: b.Agent, Batch: batchID, Outcome: rec.Outcome}
+		r := events.MemoryRecord{Memory: m, Agent: b.Agent, Batch: batchID, Outcome: rec.Outcome, ErrorFiles: rec.ErrorFiles}
+		if len(r.ErrorFiles) > 0 {
+			r.ErrorSeen = rec.ExtractedAt
+		}
 		if _, err := s.store.Put(ctx, r); err != nil {
 			if errors.Is(err, events.ErrMalformed) || errors.Is(err, events.ErrInvalidRepo) {
 				// finish validated it; a record that fails now is

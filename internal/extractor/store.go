@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -128,6 +129,10 @@ func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decisi
 		next := cur
 		next.Extractions++
 		next.Batch = r.Batch
+		if len(r.ErrorFiles) > 0 {
+			next.ErrorFiles = mergeErrorFiles(r.ErrorFiles, cur.ErrorFiles)
+			next.ErrorSeen = r.ErrorSeen
+		}
 		if d.Action == memory.ActionUpdate {
 			next.Memory = d.Updated(cur.Memory, r.Memory, s.clk.Now())
 			next.Agent = r.Agent
@@ -183,4 +188,16 @@ func (s *Store) Get(ctx context.Context, repo, hash string) (rec events.MemoryRe
 	}
 	rec, err = events.DecodeMemoryRecord(e.Value())
 	return rec, err == nil, err
+}
+
+// mergeErrorFiles is newer's files, then older's not among them, at most
+// events.MaxErrorFiles.
+func mergeErrorFiles(newer, older []string) []string {
+	out := slices.Clone(newer)
+	for _, f := range older {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out[:min(len(out), events.MaxErrorFiles)]
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/docparse"
 	"github.com/cuedeck/cuedeck/internal/tasks"
+	"github.com/cuedeck/cuedeck/pkg/core/importance"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -162,7 +164,7 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 	if err != nil {
 		return err
 	}
-	current, err := s.write(ctx, events.DocKey(rec.Repo, rec.Path), rec.SourceSeq, data)
+	current, err := s.write(ctx, events.DocKey(rec.Repo, rec.Path), &rec, data)
 	if err != nil {
 		return err
 	}
@@ -258,12 +260,14 @@ func (s *Service) encode(ctx context.Context, rec *events.DocRecord) ([]byte, er
 	return data, nil
 }
 
-// write stores data under key unless the stored record was built from the
-// same or a later ingest sequence. It retries compare-and-set conflicts
-// (another worker wrote the key in between) until one side wins. current
-// reports that the stored record is this event's: written now, or by an
-// earlier delivery of it.
-func (s *Service) write(ctx context.Context, key string, seq uint64, data []byte) (current bool, err error) {
+// write stores rec, encoded as data, under key unless the stored record was
+// built from the same or a later ingest sequence; rec carries the stored
+// record's change times forward (changesAfter), re-encoded when they
+// differ. It retries compare-and-set conflicts (another worker wrote the
+// key in between) until one side wins. current reports that the stored
+// record is this event's: written now, or by an earlier delivery of it.
+func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, data []byte) (current bool, err error) {
+	seq := rec.SourceSeq
 	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
 		return false, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
@@ -292,6 +296,12 @@ func (s *Service) write(ctx context.Context, key string, seq uint64, data []byte
 				// A newer event already won, or this very one did.
 				return stored.SourceSeq == seq, nil
 			}
+			if changed := changesAfter(stored, *rec); derr == nil && !slices.EqualFunc(changed, rec.Changed, time.Time.Equal) {
+				rec.Changed = changed
+				if data, err = s.encode(ctx, rec); err != nil {
+					return false, err
+				}
+			}
 			_, err = kv.Update(ctx, key, data, entry.Revision())
 		}
 		if err == nil {
@@ -303,4 +313,18 @@ func (s *Service) write(ctx context.Context, key string, seq uint64, data []byte
 		return false, fmt.Errorf("indexer: write %s: %w", key, err)
 	}
 	return false, fmt.Errorf("indexer: write %s: too many concurrent writers", key)
+}
+
+// changesAfter is rec's change times (DocRecord.Changed) when it replaces
+// stored: stored's, plus rec's IndexedAt when the content differs. A
+// tombstone or a skip has none, and a file that comes back after one
+// starts again, its first version not being a change.
+func changesAfter(stored, rec events.DocRecord) []time.Time {
+	switch {
+	case rec.Deleted || rec.Skip != nil || stored.Deleted || stored.Skip != nil || stored.SHA256 == "":
+		return nil
+	case stored.SHA256 == rec.SHA256:
+		return stored.Changed
+	}
+	return importance.CarryChanges(stored.Changed, rec.IndexedAt)
 }

@@ -57,6 +57,18 @@ type Options struct {
 	// the session already holds is sent as "unchanged" or as a delta.
 	Seen    *Seen
 	Session string
+	// Importance, when set, orders the nodes of each depth by their
+	// file's importance in Repo, highest first, after the depth priority
+	// (graph.OrderWithinDepth), so a budget that cuts a depth short keeps
+	// its important files.
+	Importance ImportanceSource
+}
+
+// ImportanceSource scores a repo's files in [0, 1] (seed 000 §5 strategy
+// 3, package importance); an *edge.Edge is one. repo "" means the
+// source's default repo.
+type ImportanceSource interface {
+	Importance(repo, path string) float64
 }
 
 // DecisionSource is where a scene gets its team's recent decisions; an
@@ -169,6 +181,14 @@ func Build(fsys fs.FS, opts Options) (Result, error) {
 	order, err := b.g.Linearise(root.ID)
 	if err != nil {
 		return Result{}, err
+	}
+	if opts.Importance != nil {
+		graph.OrderWithinDepth(order, func(id string) float64 {
+			if n := b.nodes[id]; n != nil {
+				return opts.Importance.Importance(opts.Repo, n.file)
+			}
+			return 0
+		})
 	}
 
 	redacted := 0

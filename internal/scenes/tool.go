@@ -17,7 +17,8 @@ import (
 // which only a process beside the workspace has: `cue up` and `cue mcp`
 // serve it; an edge alone answers that the tool needs the workspace. When
 // next is a DecisionSource (an *edge.Edge), scenes carry the team's recent
-// decisions from it. repo is the workspace's repo: a caller whose identity
+// decisions from it; when it is an ImportanceSource (an *edge.Edge too),
+// the files of each depth are packed most important first. repo is the workspace's repo: a caller whose identity
 // may not read it gets no scene (1001, as if there were no workspace), and
 // log (nil discards) hears of the attempt.
 //
@@ -83,6 +84,9 @@ func getScene(next tools.Caller, fsys fs.FS, args json.RawMessage, seen *Seen, s
 	opts := Options{CardID: a.CardID, Budget: a.TokenLimit, Seen: seen, Session: session}
 	if d, ok := next.(DecisionSource); ok {
 		opts.Decisions = d
+	}
+	if s, ok := next.(ImportanceSource); ok {
+		opts.Importance = s
 	}
 	res, err := Build(fsys, opts)
 	if err != nil {

@@ -121,6 +121,10 @@ type ContextHit struct {
 	// Relation says how a graph hit relates to the query's subject, e.g.
 	// "imports github.com/x/auth" or "dependency of docs/api.md".
 	Relation string `json:"relation,omitempty"`
+	// Importance is the file's importance in its repo, in [0, 1] (seed 000
+	// §5 strategy 3: references, recent changes, error stacks); absent when
+	// 0. Among hits of nearly equal score the more important comes first.
+	Importance float64 `json:"importance,omitempty"`
 }
 
 // Section is a part of a file: the heading it is under (a markdown heading,

@@ -77,7 +77,17 @@ type MemoryRecord struct {
 	// Outcome is how the session that made a decision ended, when known
 	// (memory.OutcomeSuccess, OutcomeFailure, OutcomeUnknown).
 	Outcome memory.Outcome `json:"outcome,omitempty"`
+	// ErrorFiles are the files named by stack frames in the failed tool
+	// output of the batches that extracted this memory (at most
+	// MaxErrorFiles, newest first), and ErrorSeen when a batch last named
+	// some: the edges count them toward file importance.
+	ErrorFiles []string  `json:"error_files,omitempty"`
+	ErrorSeen  time.Time `json:"error_seen,omitzero"`
 }
+
+// MaxErrorFiles bounds MemoryRecord.ErrorFiles and
+// ExtractionRecord.ErrorFiles.
+const MaxErrorFiles = 32
 
 // Validate reports a record the edges cannot serve.
 func (r MemoryRecord) Validate() error {
@@ -140,6 +150,11 @@ type ExtractionRecord struct {
 	// Outcome is how the session ended, for a Final batch whose rules
 	// could tell; the MemoryRecords written from it carry it.
 	Outcome memory.Outcome `json:"outcome,omitempty"`
+	// ErrorFiles are the files named by stack frames in the batch's failed
+	// tool output (importance.StackPaths), relative to the session's
+	// working directory when under it; the MemoryRecords written from it
+	// carry them.
+	ErrorFiles []string `json:"error_files,omitempty"`
 	// Invalid counts candidates the LLM returned that failed validation,
 	// with the first few reasons; they are counted, never silently dropped.
 	Invalid        int      `json:"invalid,omitempty"`

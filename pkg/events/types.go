@@ -251,6 +251,12 @@ type DocRecord struct {
 	Deleted     bool           `json:"deleted,omitempty"`
 	Skip        *Skip          `json:"skip,omitempty"`
 	IndexedAt   time.Time      `json:"indexed_at"`
+	// Changed are the times (IndexedAt) of the content changes of the
+	// path after its first version, oldest first: the indexer carries them
+	// from the record it replaces and adds one when the SHA-256 differs
+	// (importance.CarryChanges: those of the last 30 days, at most 32).
+	// The edges score recent changes from them (file importance).
+	Changed []time.Time `json:"changed,omitempty"`
 }
 
 // EventKind implements Event.
