@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -290,6 +293,65 @@ func TestUpgrade(t *testing.T) {
 		}
 		if n := requests.Load(); n != 3 {
 			t.Errorf("the proxy forwarded %d requests; want 3 (the manifest and two binaries)", n)
+		}
+		wantInstalled(t, dir, "v0.2.0")
+	})
+
+	t.Run("through an HTTPS proxy", func(t *testing.T) {
+		// The release over TLS, as example.com (a name in httptest's
+		// certificate), reached only by CONNECT through the proxy.
+		var origin atomic.Int64
+		tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Host == "example.com" {
+				origin.Add(1)
+			}
+			srv.Config.Handler.ServeHTTP(w, r)
+		}))
+		defer tlsSrv.Close()
+		certFile := filepath.Join(t.TempDir(), "cert.pem")
+		pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+		if err := os.WriteFile(certFile, pemBytes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var connects atomic.Int64
+		var tunnels sync.WaitGroup
+		defer tunnels.Wait()
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodConnect || r.Host != "example.com:443" {
+				http.Error(w, "want CONNECT example.com:443, got "+r.Method+" "+r.Host, http.StatusBadGateway)
+				return
+			}
+			connects.Add(1)
+			up, err := net.Dial("tcp", tlsSrv.Listener.Addr().String())
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			down, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				up.Close()
+				return
+			}
+			down.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+			tunnels.Add(2)
+			pipe := func(dst, src net.Conn) {
+				defer tunnels.Done()
+				io.Copy(dst, src)
+				dst.Close()
+				src.Close()
+			}
+			go pipe(up, down)
+			go pipe(down, up)
+		}))
+		defer proxy.Close()
+		dir := install(t, old)
+		env := []string{"HTTPS_PROXY=" + proxy.URL, "https_proxy=" + proxy.URL, "NO_PROXY=", "no_proxy=", "SSL_CERT_FILE=" + certFile}
+		manifest := "https://example.com" + strings.TrimPrefix(v2, srv.URL)
+		if out, stderr, ok := runIn(t, dir, "cue", "", env, "upgrade", "--manifest", manifest); !ok {
+			t.Fatalf("upgrade through the HTTPS proxy: %s %s", out, stderr)
+		}
+		if connects.Load() == 0 || origin.Load() != 3 {
+			t.Errorf("%d CONNECTs through the proxy, %d requests at the release server; want some, and 3", connects.Load(), origin.Load())
 		}
 		wantInstalled(t, dir, "v0.2.0")
 	})
