@@ -3,12 +3,20 @@
 GO        ?= go
 BIN       := bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X github.com/cuedeck/cuedeck/internal/version.Version=$(VERSION)
+# The commit and build date make `cue version` say what a binary is. The
+# date is SOURCE_DATE_EPOCH if set, else the commit's time, so that the
+# same commit builds the same bytes.
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+DATE      ?= $(shell e=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null)}; [ -n "$$e" ] && (date -u -d @$$e +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $$e +%Y-%m-%dT%H:%M:%SZ) || echo unknown)
+VPKG      := github.com/cuedeck/cuedeck/internal/version
+LDFLAGS   := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
+DIST      := dist/$(VERSION)
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 ROLES     := ingest indexer extractor mcp-edge
 IMAGE_TAG ?= dev
 export CGO_ENABLED ?= 0
 
-.PHONY: help build run test e2e bench lint images clean deploy-smoke
+.PHONY: help build release run test e2e bench lint images clean deploy-smoke
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -16,6 +24,18 @@ help: ## List the targets.
 build: ## Build static binaries of every role, cue and cue-engine into bin/.
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+release: ## Cross-compile every command into dist/VERSION/ with SHA256SUMS and manifest.json (VERSION=v1.2.3).
+	@rm -rf $(DIST) && mkdir -p $(DIST)/.build
+	@for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/.build/$$os-$$arch/ ./cmd/... || exit 1; \
+		for b in $(DIST)/.build/$$os-$$arch/*; do mv $$b $(DIST)/$$(basename $$b)_$(VERSION)_$${os}_$$arch; done; \
+		echo "built $$os/$$arch"; \
+	done
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/cue_$(VERSION)_windows_amd64.exe ./cmd/cue
+	@rm -rf $(DIST)/.build
+	$(GO) run ./scripts/release-manifest -dir $(DIST) -version '$(VERSION)' -commit '$(COMMIT)' -date '$(DATE)'
 
 run: build ## Run the embedded single node on this repository until Ctrl-C.
 	./$(BIN)/cue up --workspace .
@@ -71,5 +91,5 @@ deploy-smoke: images ## Bring up deployments/compose.yaml and query an edge over
 	$(COMPOSE) -f deployments/compose.yaml up -d && \
 	./deployments/smoke/smoke.sh "$$token"
 
-clean: ## Remove build output and this workspace's cache.
-	rm -rf $(BIN) .cuedeck/.cache
+clean: ## Remove build output, releases and this workspace's cache.
+	rm -rf $(BIN) dist .cuedeck/.cache

@@ -59,9 +59,8 @@ func frontPath() string {
 	return self
 }
 
-func cmdVersion() error {
-	fmt.Println("cue", version.Version)
-	return nil
+func cmdVersion(args []string) error {
+	return version.Print(os.Stdout, "cue", args)
 }
 
 func cmdInit(args []string) error {

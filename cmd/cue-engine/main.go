@@ -41,7 +41,9 @@ Usage:
   cue setup cursor|codex|json   print the MCP server's config for another client, and where it goes
   cue hook install [--dry-run]  register CueDeck's Claude Code hooks in .claude/settings.json
   cue hook EVENT                answer a Claude Code hook (payload on stdin; what the hooks run)
-  cue version
+  cue upgrade [--manifest URL] [--force] [--rollback]
+                                install the newer release a manifest describes (--rollback: the previous binaries)
+  cue version [--json]          version, commit, build date, Go version, embedding model
 
 Every command takes --workspace DIR (default: the repository around the
 current directory) and --log-level debug|info|warn|error.
@@ -101,6 +103,8 @@ func run(args []string) error {
 		return cmdBench(rest)
 	case "setup":
 		return cmdSetup(rest)
+	case "upgrade":
+		return cmdUpgrade(rest)
 	case "hook":
 		// The front answers hooks itself; this keeps `cue-engine hook`
 		// equivalent for anyone who runs the engine directly.
@@ -109,7 +113,7 @@ func run(args []string) error {
 		}
 		return nil
 	case "version", "--version":
-		return cmdVersion()
+		return cmdVersion(rest)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Command cue is CueDeck's laptop CLI, as a thin front: `cue hook` and
 // `cue version` run here, on the standard library alone, so that Claude
 // Code's hooks answer in a few milliseconds; every other command replaces
@@ -31,7 +33,10 @@ func main() {
 				Front: front(), Engine: findEngine,
 			}))
 		case "version", "--version":
-			fmt.Println("cue", version.Version)
+			if err := version.Print(os.Stdout, "cue", args[1:]); err != nil {
+				fmt.Fprintln(os.Stderr, "cue:", err)
+				os.Exit(2)
+			}
 			return
 		}
 	}

@@ -17,9 +17,17 @@ import (
 	"github.com/cuedeck/cuedeck/internal/extractor"
 	"github.com/cuedeck/cuedeck/internal/llm"
 	"github.com/cuedeck/cuedeck/internal/role"
+	"github.com/cuedeck/cuedeck/internal/version"
 )
 
 func main() {
+	if role.AsksVersion(os.Args[1:]) {
+		if err := version.Print(os.Stdout, "extractor", os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "extractor:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "extractor:", err)
 		os.Exit(1)

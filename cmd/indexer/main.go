@@ -20,9 +20,17 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embedworker"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/role"
+	"github.com/cuedeck/cuedeck/internal/version"
 )
 
 func main() {
+	if role.AsksVersion(os.Args[1:]) {
+		if err := version.Print(os.Stdout, "indexer", os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "indexer:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "indexer:", err)
 		os.Exit(1)

@@ -19,6 +19,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/transcripts"
+	"github.com/cuedeck/cuedeck/internal/version"
 )
 
 type repoFlags []ingest.RepoConfig
@@ -39,6 +40,13 @@ func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func main() {
+	if role.AsksVersion(os.Args[1:]) {
+		if err := version.Print(os.Stdout, "ingest", os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "ingest:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "ingest:", err)
 		os.Exit(1)

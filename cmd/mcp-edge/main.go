@@ -30,12 +30,20 @@ import (
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/telemetry"
+	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 	"github.com/cuedeck/cuedeck/pkg/core/tiercache"
 )
 
 func main() {
+	if role.AsksVersion(os.Args[1:]) {
+		if err := version.Print(os.Stdout, "mcp-edge", os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-edge:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-edge:", err)
 		os.Exit(1)

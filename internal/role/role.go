@@ -120,3 +120,10 @@ func provision(ctx context.Context, conn *bus.Conn, s bus.Settings, log *slog.Lo
 		log.Warn("provisioning the topology got no answer (is the NATS cluster still forming?); asking again", "err", err)
 	}
 }
+
+// AsksVersion reports whether a role's arguments ask for its version
+// (`ROLE version [--json]`, or --version); the role then answers with
+// version.Print instead of starting.
+func AsksVersion(args []string) bool {
+	return len(args) > 0 && (args[0] == "version" || args[0] == "--version")
+}

@@ -31,6 +31,14 @@ type Config struct {
 	// Transcripts and Extract turn agent transcripts into memories.
 	Transcripts TranscriptsConfig `toml:"transcripts"`
 	Extract     ExtractConfig     `toml:"extract"`
+	Release     ReleaseConfig     `toml:"release"`
+}
+
+// ReleaseConfig says where `cue upgrade` finds releases.
+type ReleaseConfig struct {
+	// ManifestURL is a release's manifest.json (`make release` writes
+	// one); CUE_RELEASE_URL and `cue upgrade --manifest` override it.
+	ManifestURL string `toml:"manifest_url"`
 }
 
 // TranscriptsConfig says which agent transcripts ingest tails. A transcript
@@ -475,5 +483,11 @@ daily_budget_usd = 0
 price_in_per_mtok = 0
 price_out_per_mtok = 0
 call_timeout = "2m"
+
+[release]
+# manifest.json of the release `+"`cue upgrade`"+` installs. --manifest and
+# CUE_RELEASE_URL override it; left empty, [release] manifest_url in the
+# user's config (~/.config/cuedeck/config.toml) applies.
+manifest_url = ""
 `, events.RepoNameFrom(dirName))
 }

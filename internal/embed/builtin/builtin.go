@@ -8,11 +8,12 @@ import (
 	"sync/atomic"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/version"
 )
 
 const (
 	// ModelID names this model in vector caches.
-	ModelID = "builtin:use-lite"
+	ModelID = version.EmbeddingModel
 	// Dimensions is the length of every vector.
 	Dimensions = modelDim
 )
