@@ -22,6 +22,7 @@ import (
 )
 
 const benchUsage = `usage: cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
+       cue bench --savings [--seed N] [--json FILE|-]
 
 Generates a corpus of markdown, code and task cards (deterministic from
 --seed), runs the daemon on it in-process and measures ingest, the tools
@@ -35,6 +36,8 @@ extraction throughput, and ripgrep on the same queries. Prints a table;
   --out DIR      generate the corpora under DIR/main and DIR/embedded (default: a temporary directory)
   --keep         keep the corpora after the run
   --log-level L  the daemons' log level on stderr: debug, info, warn, error (default error)
+  --savings      only the token-savings report: a task touching 5 files of a
+                 500-file Go repository, whole and as scenes (default seed 2)
 `
 
 func cmdBench(args []string) error {
@@ -48,6 +51,7 @@ func cmdBench(args []string) error {
 	keep := fs.Bool("keep", false, "")
 	logLevel := fs.String("log-level", "error", "")
 	debounce := fs.Duration("debounce", 0, "") // the daemons' ingest debounce, for tests; not advertised
+	savings := fs.Bool("savings", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Print(benchUsage)
@@ -57,6 +61,11 @@ func cmdBench(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected argument %q\n%s", fs.Arg(0), benchUsage)
+	}
+	if *savings {
+		seedSet := false
+		fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+		return benchSavings(*seed, seedSet, *jsonOut)
 	}
 	o := bench.Options{Size: *size, Keep: *keep, Debounce: *debounce}
 	switch {
@@ -143,6 +152,48 @@ func cmdBench(args []string) error {
 		return err
 	}
 	return jsonFile.Close()
+}
+
+// benchSavings runs the token-savings scenario in a temporary directory
+// and prints its table, and its JSON when asked.
+func benchSavings(seedFlag string, seedSet bool, jsonOut string) error {
+	seed := uint64(bench.SavingsSeed)
+	if seedSet {
+		s, err := strconv.ParseUint(seedFlag, 10, 64)
+		if err != nil {
+			return fmt.Errorf("bench: --seed %q: give a non-negative integer", seedFlag)
+		}
+		seed = s
+	}
+	dir, err := os.MkdirTemp("", "cue-savings-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	rep, err := bench.RunSavings(dir, seed, 0)
+	if err != nil {
+		return err
+	}
+	table := io.Writer(os.Stdout)
+	if jsonOut == "-" {
+		table = os.Stderr
+	}
+	if err := rep.WriteTable(table); err != nil {
+		return err
+	}
+	if jsonOut == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if jsonOut == "-" {
+		_, err = os.Stdout.Write(b)
+		return err
+	}
+	return os.WriteFile(jsonOut, b, 0o644)
 }
 
 func sizeNames() string {
