@@ -326,13 +326,14 @@ func (s *Savings) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Token savings: a task touching %d files of a %d-file Go repository, budget %d (tokens by pkg/core/tokens)\n\n",
 		len(s.Files), s.RepoFiles, s.Budget)
-	fmt.Fprintf(&b, "  %-36s %7s  %-9s %-9s %-9s %-9s\n", "file", "whole", "(b) seed", "(c) outl", "(d) again", "edited")
+	fmt.Fprintf(&b, "  %-36s %7s  %-9s %-9s %-9s %s\n", "file", "whole", "(b) seed", "(c) outl", "(d) again", "edited")
 	for _, f := range s.Files {
 		ed := ""
 		if f.Edited {
 			ed = "yes"
 		}
-		fmt.Fprintf(&b, "  %-36s %7d  %-9s %-9s %-9s %-9s\n", f.Path, f.Tokens, s.Seed.Shown[f.Path], s.Outlined.Shown[f.Path], s.Repeat.Shown[f.Path], ed)
+		line := fmt.Sprintf("  %-36s %7d  %-9s %-9s %-9s %s", f.Path, f.Tokens, s.Seed.Shown[f.Path], s.Outlined.Shown[f.Path], s.Repeat.Shown[f.Path], ed)
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	fmt.Fprintf(&b, "  %-36s %7d\n\n", "task card", s.CardTokens)
 	row := func(name string, n int, r float64, sc *SavingsScene) {
