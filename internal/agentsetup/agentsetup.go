@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cuedeck/cuedeck/internal/hook"
 )
 
 // ServerName is the name CueDeck's server is registered under.
@@ -99,7 +101,7 @@ func MergeMCPJSON(path string, old []byte, s Server) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("%s: \"mcpServers\" is not an object of servers (%v); fix it and run the command again (the file was not changed)", path, err)
 		}
 	}
-	want, err := marshalJSON(s.claudeEntry(), "")
+	want, err := hook.MarshalJSON(s.claudeEntry(), "")
 	if err != nil {
 		return nil, "", err
 	}
@@ -111,10 +113,10 @@ func MergeMCPJSON(path string, old []byte, s Server) ([]byte, string, error) {
 		action = "updated"
 	}
 	servers[ServerName] = want
-	if cfg["mcpServers"], err = marshalJSON(servers, ""); err != nil {
+	if cfg["mcpServers"], err = hook.MarshalJSON(servers, ""); err != nil {
 		return nil, "", err
 	}
-	out, err := marshalJSON(cfg, "  ")
+	out, err := hook.MarshalJSON(cfg, "  ")
 	if err != nil {
 		return nil, "", err
 	}
@@ -212,19 +214,6 @@ func GenericJSON(s Server) (Snippet, error) {
 }
 
 func indentJSON(v any) (string, error) {
-	b, err := marshalJSON(v, "  ")
+	b, err := hook.MarshalJSON(v, "  ")
 	return string(b) + "\n", err
-}
-
-// marshalJSON encodes v without escaping <, > and &, common in URLs and
-// commands; indent "" is compact.
-func marshalJSON(v any, indent string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", indent)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

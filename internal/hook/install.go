@@ -152,7 +152,7 @@ func MergeSettings(path string, old []byte, front string) ([]byte, []Change, err
 		changes = append(changes, Change{Event: event, Action: action, Command: command})
 		if action != "unchanged" {
 			changed = true
-			if hooks[event], err = marshalJSON(groups, ""); err != nil {
+			if hooks[event], err = MarshalJSON(groups, ""); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -161,10 +161,10 @@ func MergeSettings(path string, old []byte, front string) ([]byte, []Change, err
 		return old, changes, nil
 	}
 	var err error
-	if settings["hooks"], err = marshalJSON(hooks, ""); err != nil {
+	if settings["hooks"], err = MarshalJSON(hooks, ""); err != nil {
 		return nil, nil, err
 	}
-	out, err := marshalJSON(settings, "  ")
+	out, err := MarshalJSON(settings, "  ")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,8 +190,8 @@ func ensureCommand(groups *[]map[string]json.RawMessage, event, command string) 
 			if cmd == command {
 				return "unchanged", nil
 			}
-			h["command"], _ = marshalJSON(command, "")
-			raw, err := marshalJSON(hs, "")
+			h["command"], _ = MarshalJSON(command, "")
+			raw, err := MarshalJSON(hs, "")
 			if err != nil {
 				return "", err
 			}
@@ -199,7 +199,7 @@ func ensureCommand(groups *[]map[string]json.RawMessage, event, command string) 
 			return "updated", nil
 		}
 	}
-	entry, err := marshalJSON([]map[string]any{{"type": "command", "command": command, "timeout": HookTimeout}}, "")
+	entry, err := MarshalJSON([]map[string]any{{"type": "command", "command": command, "timeout": HookTimeout}}, "")
 	if err != nil {
 		return "", err
 	}
@@ -229,10 +229,10 @@ func shellQuote(p string) string {
 	return p
 }
 
-// marshalJSON encodes v without escaping <, > and &, which are common in
-// the shell commands of settings files and need no escaping there; indent
-// "" is compact.
-func marshalJSON(v any, indent string) ([]byte, error) {
+// MarshalJSON encodes v without escaping <, > and &, which are common in
+// the shell commands and URLs of agents' settings files and need no
+// escaping there; indent "" is compact.
+func MarshalJSON(v any, indent string) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
