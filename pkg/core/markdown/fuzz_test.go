@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,7 @@ func FuzzParse(f *testing.F) {
 		"\uFEFF---\r\na: !!timestamp 2024-01-01\r\n---\r\n# \xff\xfe\r\n",
 		"> # quoted\n- # listed\n    # indented\n",
 		"[r]\n\n[r]: x.md#y\n",
+		"## Receivers {#receivers}\n## B {: #b .c}\nSetext {#s}\n---\n## R\n## {#}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -67,6 +69,27 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := json.Marshal(doc.Frontmatter); err != nil {
 			t.Fatalf("frontmatter %#v does not encode: %v", doc.Frontmatter, err)
+		}
+	})
+}
+
+func FuzzHeadingAttributes(f *testing.F) {
+	for _, s := range []string{"A {#a}", "B {: #b .c k=v}", `C {t="x y"}`, "D {a, b}", "{}", "\\{#x}", "{#a#b}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		text, id, ok := HeadingAttributes(s)
+		if !ok {
+			if text != s || id != "" {
+				t.Fatalf("HeadingAttributes(%q) = %q, %q, false; want s unchanged", s, text, id)
+			}
+			return
+		}
+		if !strings.HasPrefix(s, text) || len(text) >= len(s) {
+			t.Fatalf("HeadingAttributes(%q): text %q is not a shorter prefix", s, text)
+		}
+		if strings.ContainsAny(id, " \t{}#\"'") {
+			t.Fatalf("HeadingAttributes(%q): id %q holds a separator", s, id)
 		}
 	})
 }

@@ -50,9 +50,14 @@ type Document struct {
 // Heading is one heading and the section it opens.
 type Heading struct {
 	Level int
-	// Text is the heading's text with inline markup removed.
+	// Text is the heading's text with inline markup removed, and without
+	// an attribute block at its end ("## Receivers {#receivers}" has the
+	// text "Receivers"; see HeadingAttributes).
 	Text string
-	// Slug is the GitHub-style anchor, made unique within the document the
+	// ID is the id the heading's attribute block gives it, or "".
+	ID string
+	// Slug is the heading's anchor: its ID when it has one, else the
+	// GitHub-style slug of its text, made unique within the document the
 	// way GitHub does it ("usage", "usage-1", ...).
 	Slug string
 	// Line is the heading's line (for a setext heading, its first text line).
@@ -125,9 +130,10 @@ func Parse(src []byte) Document {
 		}
 	}
 
-	body = boundParagraphs(body, owned)
+	body, owned = boundParagraphs(body, owned)
+	body, ids := blankHeadingAttributes(body, owned)
 	root := mdParser().Parse(text.NewReader(body))
-	w := walker{src: body, lines: lines}
+	w := walker{src: body, lines: lines, ids: ids}
 	w.collect(root)
 	doc.Headings = w.headings
 	doc.Links = w.sortedLinks()
@@ -147,8 +153,9 @@ const maxParagraph = 8 << 10
 // underlines, thematic breaks, code fences) end a run and are never blanked,
 // so headings and code blocks come out as without it. The text of a blanked
 // line is lost to the parse; it is there only in adversarial or generated
-// files. body is copied before its first change unless owned is true.
-func boundParagraphs(body []byte, owned bool) []byte {
+// files. body is copied before its first change unless owned is true; the
+// result is owned when body was or a copy was made.
+func boundParagraphs(body []byte, owned bool) ([]byte, bool) {
 	run := 0
 	for off := 0; off < len(body); {
 		line, next := nextLine(body, off)
@@ -173,7 +180,7 @@ func boundParagraphs(body []byte, owned bool) []byte {
 		}
 		off = next
 	}
-	return body
+	return body, owned
 }
 
 // opensBlock reports whether line may be an ATX heading, a setext underline,
@@ -201,6 +208,9 @@ type walker struct {
 	headings []Heading
 	links    []linkAt
 	runs     []text.Segment
+	// ids are the explicit heading ids by the line of their attribute
+	// block (blankHeadingAttributes).
+	ids map[int]string
 }
 
 // linkAt is a Link and the byte offset that orders it among the others.
@@ -217,10 +227,17 @@ func (w *walker) collect(root ast.Node) {
 		switch n := n.(type) {
 		case *ast.Heading:
 			if n.Parent() != nil && n.Parent().Kind() == ast.KindDocument {
+				line := w.lines.lineOf(w.offsetOf(n))
+				// The attribute block is on the heading's last text line.
+				last := line
+				if k := n.Lines().Len(); k > 0 {
+					last = w.lines.lineOf(n.Lines().At(k - 1).Start)
+				}
 				w.headings = append(w.headings, Heading{
 					Level: n.Level,
 					Text:  inlineText(n, w.src),
-					Line:  w.lines.lineOf(w.offsetOf(n)),
+					ID:    w.ids[last],
+					Line:  line,
 				})
 			}
 		case *ast.Link:
@@ -382,12 +399,18 @@ func inlineText(n ast.Node, src []byte) string {
 	return strings.TrimSpace(b.String())
 }
 
-// finishHeadings sets EndLine, Parent and unique slugs. A heading's section
+// finishHeadings sets EndLine, Parent and slugs. A heading's section
 // runs until the next heading of the same or a higher level (a smaller or
 // equal Level): the stack holds the headings whose sections are still open.
+// Explicit ids are slugs as written; generated slugs avoid them.
 func finishHeadings(hs []Heading, lastLine int) {
 	var open []int
 	slugs := newSlugger(len(hs))
+	for _, h := range hs {
+		if h.ID != "" {
+			slugs.taken[h.ID] = true
+		}
+	}
 	for i := range hs {
 		h := &hs[i]
 		for len(open) > 0 && hs[open[len(open)-1]].Level >= h.Level {
@@ -399,7 +422,11 @@ func finishHeadings(hs []Heading, lastLine int) {
 			h.Parent = open[len(open)-1]
 		}
 		open = append(open, i)
-		h.Slug = slugs.unique(Slug(h.Text))
+		if h.ID != "" {
+			h.Slug = h.ID
+		} else {
+			h.Slug = slugs.unique(Slug(h.Text))
+		}
 	}
 	for _, i := range open {
 		hs[i].EndLine = lastLine

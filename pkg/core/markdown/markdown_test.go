@@ -418,7 +418,7 @@ func TestParsePathologicalInputsAreBounded(t *testing.T) {
 	const size = 512 << 10
 	for _, unit := range pathologicalUnits {
 		src := []byte(strings.Repeat(unit, size/len(unit)))
-		bounded := boundParagraphs(src, false)
+		bounded, _ := boundParagraphs(src, false)
 		if len(bounded) != len(src) || strings.Count(string(bounded), "\n") != strings.Count(string(src), "\n") {
 			t.Errorf("%q: bounding changed the length or the lines, and so the offsets", unit)
 		}
@@ -524,5 +524,94 @@ func BenchmarkSection(b *testing.B) {
 		if _, _, _, ok := Section(src, doc, "Top level"); !ok {
 			b.Fatal("no section")
 		}
+	}
+}
+
+func TestHeadingAttributes(t *testing.T) {
+	tests := []struct {
+		in, text, id string
+		ok           bool
+	}{
+		{"Receivers {#receivers}", "Receivers", "receivers", true},
+		{"Receivers  {#receivers}", "Receivers", "receivers", true},
+		{"Setup {#setup .wide}", "Setup", "setup", true},
+		{"Setup {.wide #setup}", "Setup", "setup", true},
+		{"Notes {: #notes}", "Notes", "notes", true},
+		{"Notes {:#notes .x}", "Notes", "notes", true},
+		{"Styled {.wide}", "Styled", "", true},
+		{`Titled {#t title="a b" data-x=1}`, "Titled", "t", true},
+		{"Ids {#a.b:c_d-e}", "Ids", "a.b:c_d-e", true},
+		{"Trailing {#x}  \r", "Trailing", "x", true},
+		{"{#only}", "", "only", true},
+		{"Set {a, b}", "Set {a, b}", "", false},
+		{"Empty {}", "Empty {}", "", false},
+		{"Bare {#}", "Bare {#}", "", false},
+		{"Escaped \\{#x}", "Escaped \\{#x}", "", false},
+		{"Not last {#x} here", "Not last {#x} here", "", false},
+		{"Glued {#a#b}", "Glued {#a#b}", "", false},
+		{`Open quote {t="x}`, `Open quote {t="x}`, "", false},
+		{"Plain", "Plain", "", false},
+	}
+	for _, tt := range tests {
+		text, id, ok := HeadingAttributes(tt.in)
+		if text != tt.text || id != tt.id || ok != tt.ok {
+			t.Errorf("HeadingAttributes(%q) = %q, %q, %v; want %q, %q, %v", tt.in, text, id, ok, tt.text, tt.id, tt.ok)
+		}
+	}
+}
+
+func TestParseHeadingAttributes(t *testing.T) {
+	src := strings.Join([]string{
+		"# Collector {#top}", // 1
+		"## Receivers {#receivers}",
+		"text",
+		"## Exporters {: #exp .wide}", // 4
+		"## Processors {.note}",
+		"## Why_not_emphasis {#why_not_emphasis_x}", // 6
+		"Setext {#setext}",
+		"----------------",
+		"## Closed ## {#closed}", // 9
+		"## Receivers",           // 10: its generated slug avoids the explicit id
+		"```",
+		"## In a fence {#fenced}",
+		"```",
+		"",
+	}, "\n")
+	got := Parse([]byte(src)).Headings
+	want := []Heading{
+		{Level: 1, Text: "Collector", ID: "top", Slug: "top", Line: 1, EndLine: 13, Parent: -1},
+		{Level: 2, Text: "Receivers", ID: "receivers", Slug: "receivers", Line: 2, EndLine: 3, Parent: 0},
+		{Level: 2, Text: "Exporters", ID: "exp", Slug: "exp", Line: 4, EndLine: 4, Parent: 0},
+		{Level: 2, Text: "Processors", Slug: "processors", Line: 5, EndLine: 5, Parent: 0},
+		{Level: 2, Text: "Why_not_emphasis", ID: "why_not_emphasis_x", Slug: "why_not_emphasis_x", Line: 6, EndLine: 6, Parent: 0},
+		{Level: 2, Text: "Setext", ID: "setext", Slug: "setext", Line: 7, EndLine: 8, Parent: 0},
+		{Level: 2, Text: "Closed", ID: "closed", Slug: "closed", Line: 9, EndLine: 9, Parent: 0},
+		{Level: 2, Text: "Receivers", Slug: "receivers-1", Line: 10, EndLine: 13, Parent: 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("headings:\n got %+v\nwant %+v", got, want)
+	}
+	doc := Parse([]byte(src))
+	for anchor, line := range map[string]int{"Receivers": 2, "receivers": 2, "#receivers": 2, "exp": 4, "Exporters": 4, "processors": 5, "receivers-1": 10} {
+		if _, start, _, ok := Section([]byte(src), doc, anchor); !ok || start != line {
+			t.Errorf("Section(%q) starts at %d (ok %v), want line %d", anchor, start, ok, line)
+		}
+	}
+	// An explicit id keeps its case; the anchor as written finds it.
+	mixed := []byte("# Intro {#Getting-Started}\n")
+	if _, start, _, ok := Section(mixed, Parse(mixed), "Getting-Started"); !ok || start != 1 {
+		t.Errorf("mixed-case id: ok %v, start %d", ok, start)
+	}
+}
+
+// BenchmarkParseHeadingAttributes parses headings made of unclosed
+// attribute blocks, which goldmark's own attribute parser takes quadratic
+// time over.
+func BenchmarkParseHeadingAttributes(b *testing.B) {
+	line := "# h " + strings.Repeat("{a=", 2700) + "}\n"
+	src := []byte(strings.Repeat(line, 100))
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		Parse(src)
 	}
 }

@@ -53,8 +53,9 @@ func (sl slugger) unique(s string) string {
 // FindHeading returns the index in doc.Headings of the heading an anchor
 // names, or -1. A leading '#' is ignored. The first heading whose text
 // equals the anchor ignoring case wins; failing that, the first whose slug
-// equals the anchor's slug, so both "@api#Error Codes" and "@api#error-codes"
-// find "## Error Codes".
+// is the anchor as written (an explicit id such as {#Setup} keeps its
+// case), then the first whose slug equals the anchor's slug, so both
+// "@api#Error Codes" and "@api#error-codes" find "## Error Codes".
 func FindHeading(doc Document, anchor string) int {
 	anchor = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(anchor), "#"))
 	if anchor == "" {
@@ -62,6 +63,11 @@ func FindHeading(doc Document, anchor string) int {
 	}
 	for i, h := range doc.Headings {
 		if strings.EqualFold(h.Text, anchor) {
+			return i
+		}
+	}
+	for i, h := range doc.Headings {
+		if h.Slug == anchor {
 			return i
 		}
 	}
