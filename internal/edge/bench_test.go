@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -106,13 +107,21 @@ func BenchmarkReadContextFiltered(b *testing.B) {
 }
 
 func BenchmarkReadDoc(b *testing.B) {
-	m := loaded(b, "", corpus(benchDocs))
+	// With a real Go file (this package's tools.go) for symbol and line
+	// anchors.
+	src, err := os.ReadFile("tools.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := loaded(b, "", append(corpus(benchDocs), codeRecord("app", "internal/edge/tools.go", string(src))))
 	defer m.Close()
 	e := New(m, nil, WithoutCache()) // measures the computation, not the answer cache
 	for _, c := range []struct{ name, args string }{
 		{"full", `{"path":"docs/area7/doc7.md"}`},
 		{"anchor", `{"path":"docs/area7/doc7.md","anchor":"Section 3"}`},
 		{"not-found", `{"path":"docs/area7/doc7x.md"}`},
+		{"symbol", `{"path":"internal/edge/tools.go","anchor":"Edge.readDoc"}`},
+		{"lines", `{"path":"internal/edge/tools.go","anchor":"L100-L160"}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

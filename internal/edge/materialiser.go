@@ -716,7 +716,9 @@ func (m *Materialiser) onApplied(fn func(keys []string)) {
 
 // memDoc is the in-memory form of d; large contents stay in the store only.
 func (m *Materialiser) memDoc(d Doc) *doc {
-	md := &doc{key: d.Key, rev: d.Rev, rec: d.Record, anchors: topAnchors(d.Record.Headings, 3)}
+	md := &doc{key: d.Key, rev: d.Rev, rec: d.Record}
+	md.rec.Headings = plainHeadings(md.rec.Headings)
+	md.anchors = docAnchors(&md.rec)
 	if len(d.Record.Links) > 0 {
 		md.targets = make([][]string, len(d.Record.Links))
 		for i, l := range d.Record.Links {

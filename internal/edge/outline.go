@@ -13,8 +13,9 @@ import (
 // text it replaced, so the agent sees what it saved. Hash stays the
 // text's, so a later full read or a read_context hit can be matched.
 // When the outline would not be shorter, the text stays, with Detail
-// DetailFull. read_doc serves markdown only (seed 002's path pattern), so the outline
-// is the headings with each section's first sentence.
+// DetailFull. The outline follows the file's kind (package outline): a
+// document's headings with each section's first sentence, a code file's
+// declarations.
 func outlineDoc(res *tools.ReadDocResult, text string) {
 	first := 1
 	if res.LineRange != nil {

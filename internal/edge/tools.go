@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -90,8 +91,9 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // *tools.Error: CodeMethodMissing for a tool this edge does not serve,
 // CodeInvalidParams (also for a read_doc path that leaves the repository:
 // '..', absolute, '\', control characters or empty segments, refused before
-// any lookup and without a suggestion, which would resolve the traversal),
-// and CodeFileNotFound (1001) for an unknown file (with a
+// any lookup and without a suggestion, which would resolve the traversal;
+// and for a read_doc anchor that names no heading, symbol or line range of
+// the file: see openAnchor), and CodeFileNotFound (1001) for an unknown file (with a
 // suggestion when one is close) or a file ingest saw but did not index
 // (message "File Not Indexed", data reason and detail); read_doc's
 // since_hash fails with CodeStaleCache (1006) for a version the edge no
@@ -210,9 +212,10 @@ func (m *Materialiser) filtered(sc docScope) map[string]bool {
 	return out
 }
 
-// readDoc is seed 002 §2. A document of a repo the caller's identity may
-// not read is, to that caller, not there: 1001, with suggestions only from
-// the repos it may read.
+// readDoc is seed 002 §2, for any indexed file, not only markdown: code,
+// configuration, dot-directories (.github) and task cards. A document of a
+// repo the caller's identity may not read is, to that caller, not there:
+// 1001, with suggestions only from the repos it may read.
 func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	id := access.FromContext(ctx)
 	args, err := tools.Validate(tools.ReadDoc, raw)
@@ -267,14 +270,13 @@ func (e *Edge) readDoc(ctx context.Context, raw json.RawMessage) (json.RawMessag
 		res.Tokens = d.tokensOfTrimmed(res.Content)
 	} else {
 		var start, end int
-		var ok bool
-		text, start, end, ok = section(content, d.rec.Headings, a.Anchor)
-		if !ok {
-			return nil, unknownAnchor(d, a.Anchor)
+		var aerr *tools.Error
+		if text, start, end, aerr = openAnchor(&d.rec, content, a.Anchor); aerr != nil {
+			return nil, aerr
 		}
 		anchor := a.Anchor
 		res.Anchor = &anchor
-		res.Content = strings.TrimSpace(text)
+		res.Content = text
 		res.LineRange = &tools.LineRange{Start: start, End: end}
 		res.Tokens = tokens.Count(res.Content)
 	}
@@ -304,6 +306,9 @@ func (d *doc) tokensOfTrimmed(trimmed string) int {
 
 // pathProblem says why p cannot name a file inside a repository, or "".
 func pathProblem(p string) string {
+	if p == "" {
+		return "path is empty: give a repo-relative path, e.g. docs/api.md"
+	}
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f {
 			return fmt.Sprintf("path %q contains a control character: give a plain repo-relative path, e.g. docs/api.md", p)
@@ -374,9 +379,9 @@ func (e *Edge) refused(id access.Identity, tool, reason string, attrs ...any) {
 	e.logger.Warn("tool call refused", append([]any{"tool", tool, "reason", reason, "client", id.Client}, attrs...)...)
 }
 
-// suggestPath is the markdown path of the repos id may read closest to
-// p, or "". When p starts with a repo's name, that repo's paths are tried
-// first, as <repo>/<path>.
+// suggestPath is the indexed path of the repos id may read closest to
+// p, or "", one with p's extension first (suggestSameExt). When p starts
+// with a repo's name, that repo's paths are tried first, as <repo>/<path>.
 func (e *Edge) suggestPath(p string, id access.Identity) string {
 	all, byRepo := e.pathCandidates()
 	if id.Restricted() {
@@ -388,15 +393,36 @@ func (e *Edge) suggestPath(p string, id access.Identity) string {
 		all = slices.Compact(mine)
 	}
 	if repo, rest, ok := strings.Cut(p, "/"); ok && id.MayRead(repo) {
-		if s := suggest.Suggest(rest, byRepo[repo]); s != "" {
+		if s := suggestSameExt(rest, byRepo[repo]); s != "" {
 			return repo + "/" + s
 		}
 	}
-	return suggest.Suggest(p, all)
+	return suggestSameExt(p, all)
 }
 
-// pathCandidates lists the markdown paths read_doc can serve, in all repos
-// and per repo. It is rebuilt only when the set of paths changed.
+// suggestSameExt is suggest.Suggest among the candidates with p's
+// extension, else among all: "comands.go" means a Go file even when
+// "commands.md" is as close.
+func suggestSameExt(p string, candidates []string) string {
+	ext := strings.ToLower(path.Ext(p))
+	var same []string
+	for _, c := range candidates {
+		if strings.ToLower(path.Ext(c)) == ext {
+			same = append(same, c)
+		}
+	}
+	if s := suggest.Suggest(p, same); s != "" {
+		return s
+	}
+	if len(same) == len(candidates) {
+		return ""
+	}
+	return suggest.Suggest(p, candidates)
+}
+
+// pathCandidates lists the paths read_doc can name (skipped files too,
+// which answer why they are not indexed), in all repos and per repo. It
+// is rebuilt only when the set of paths changed.
 func (e *Edge) pathCandidates() (all []string, byRepo map[string][]string) {
 	e.candMu.Lock()
 	defer e.candMu.Unlock()
@@ -409,9 +435,6 @@ func (e *Edge) pathCandidates() (all []string, byRepo map[string][]string) {
 	all = make([]string, 0, len(m.byPath))
 	byRepo = make(map[string][]string, len(m.repos))
 	for p, keys := range m.byPath {
-		if !strings.HasSuffix(p, ".md") {
-			continue
-		}
 		all = append(all, p)
 		for _, k := range keys {
 			repo := m.docs[k].rec.Repo
@@ -450,21 +473,4 @@ func notIndexed(d *doc) *tools.Error {
 			"suggestion": "CueDeck saw this file but did not index it; read it from the workspace directly.",
 		},
 	}
-}
-
-// maxListedHeadings bounds the headings an unknown-anchor error lists.
-const maxListedHeadings = 20
-
-func unknownAnchor(d *doc, anchor string) *tools.Error {
-	texts := make([]string, len(d.rec.Headings))
-	for i, h := range d.rec.Headings {
-		texts[i] = h.Text
-	}
-	err := tools.InvalidParams(tools.ReadDoc, fmt.Sprintf("anchor %q is not a heading of %s: use one of data.headings, or omit anchor to read the whole file", anchor, d.rec.Path))
-	err.Data["path"] = d.rec.Path
-	err.Data["headings"] = texts[:min(len(texts), maxListedHeadings)]
-	if s := suggest.Suggest(strings.TrimPrefix(anchor, "#"), texts); s != "" {
-		err.Data["suggestion"] = fmt.Sprintf("Did you mean '%s'?", s)
-	}
-	return err
 }

@@ -160,7 +160,7 @@ func checkMCPGoWire(ctx context.Context, t *testing.T, trans transport.Interface
 		key, want string
 	}{
 		{map[string]any{"path": "notes/auth.md"}, tools.CodeFileNotFound, "suggestion", "Did you mean 'docs/auth.md'?"},
-		{map[string]any{"path": "notes/auth.txt"}, tools.CodeInvalidParams, "detail", "pattern"},
+		{map[string]any{"path": "/etc/auth.md"}, tools.CodeInvalidParams, "detail", "pattern"},
 	}
 	for i, c := range cases {
 		resp, err := trans.SendRequest(ctx, transport.JSONRPCRequest{

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -264,8 +265,12 @@ func checkSchemas(t *testing.T, got map[string]map[string]any) {
 	if e, _ := prop(got[tools.ReadContext], "mode")["enum"].([]any); len(e) != 4 || e[3] != tools.ModeRRF {
 		t.Errorf("mode enum: %v", e)
 	}
-	if p, _ := prop(got[tools.ReadDoc], "path")["pattern"].(string); !strings.HasSuffix(p, `\.md$`) {
-		t.Errorf("path pattern: %q", p)
+	// The pattern arrives intact: it still admits any repo path and
+	// refuses absolute ones and backslashes.
+	p, _ := prop(got[tools.ReadDoc], "path")["pattern"].(string)
+	if re, err := regexp.Compile(p); err != nil || !re.MatchString("cmd/main.go") || !re.MatchString(".github/ci.md") ||
+		re.MatchString("/etc/passwd") || re.MatchString(`docs\api.md`) {
+		t.Errorf("path pattern: %q (%v)", p, err)
 	}
 }
 

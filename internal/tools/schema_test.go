@@ -29,9 +29,11 @@ func TestValidateRejects(t *testing.T) {
 		{ReadContext, `{"query":"a","limit":0}`, "minimum"},
 		{ReadContext, `{"query":"a","limit":51}`, "maximum"},
 		{ReadContext, `{"query":"a","mode":"magic"}`, "enum"},
-		{ReadDoc, `{"path":"../etc/passwd.md"}`, "pattern"},
-		{ReadDoc, `{"path":"docs/a.txt"}`, "pattern"},
-		{ReadDoc, `{"path":"docs/a.md","anchor":"` + strings.Repeat("x", 101) + `"}`, "maxLength"},
+		{ReadDoc, `{"path":"/etc/passwd"}`, "pattern"},
+		{ReadDoc, `{"path":"docs\\a.md"}`, "pattern"},
+		{ReadDoc, `{"path":""}`, "pattern"},
+		{ReadDoc, `{"path":"` + strings.Repeat("x/", 513) + `"}`, "maxLength"},
+		{ReadDoc, `{"path":"docs/a.md","anchor":"` + strings.Repeat("x", 201) + `"}`, "maxLength"},
 		{ReadDoc, `[1,2]`, "JSON object"},
 		{ReadDoc, `{"path":"docs/a.md","detail":"summary"}`, "enum"},
 		{ListTasks, `{"status":"doing"}`, "enum"},
@@ -55,8 +57,6 @@ func TestValidateRejects(t *testing.T) {
 		{ReadContext, `{"query":"a","limit":2.5}`, "limit"},
 		{ReadContext, `{"query":"a","filters":{"tags":[1]}}`, "tags"},
 		{ReadDoc, `{}`, "path"},
-		{ReadDoc, `{"path":".hidden/a.md"}`, "pattern"},
-		{ReadDoc, `{"path":"docs/a b.md"}`, "pattern"},
 		{ListTasks, `{"tags":"auth"}`, "tags"},
 		{CreateTask, `{"title":"a","priority":"urgent"}`, "enum"},
 		{CreateTask, `{"title":"a","depends_on":"abc123"}`, "depends_on"},
@@ -82,6 +82,20 @@ func TestValidateRejects(t *testing.T) {
 		}
 		if detail, _ := te.Data["detail"].(string); !strings.Contains(detail, c.want) {
 			t.Errorf("%s %s: detail %q does not mention %q", c.tool, c.args, detail, c.want)
+		}
+	}
+}
+
+// TestReadDocAdmitsAnyRepoPath: read_doc reads code, configuration,
+// dot-directories and task cards, not only markdown; '..' and control
+// characters pass the schema and are refused by the edge with a plain
+// message.
+func TestReadDocAdmitsAnyRepoPath(t *testing.T) {
+	for _, p := range []string{"commands.go", ".github/workflows/ci.yml", ".github/CONTRIBUTING.md", ".cuedeck/cards/abc123.md",
+		"docs/a b.md", "Makefile", "src/ünï/çode.rs", "app/docs/api.md", "docs/../x.md"} {
+		args, _ := json.Marshal(map[string]string{"path": p, "anchor": "func (*Index).Search"})
+		if _, err := Validate(ReadDoc, args); err != nil {
+			t.Errorf("read_doc %q: %v", p, err)
 		}
 	}
 }
