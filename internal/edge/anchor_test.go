@@ -279,7 +279,7 @@ func TestReadDocHugoHeadings(t *testing.T) {
 	r.wait(h.putAll([]events.DocRecord{mdRecord("app", "docs/collector.md", doc, nil), old}))
 
 	for _, p := range []string{"docs/collector.md", "docs/old.md"} {
-		for _, anchor := range []string{"Receivers", "receivers", "#receivers"} {
+		for _, anchor := range []string{"Receivers", "receivers", "#receivers", "Receivers {#receivers}", "Receivers  {#receivers}"} {
 			res := r.read(map[string]any{"path": p, "anchor": anchor})
 			if res.Content != "## Receivers {#receivers}\n\nReceivers take data in." || *res.LineRange != (tools.LineRange{Start: 3, End: 5}) {
 				t.Errorf("%s %q: %+v", p, anchor, res)

@@ -64,13 +64,24 @@ func openAnchor(rec *events.DocRecord, content, a string) (text string, start, e
 // section returns the lines of content under the heading anchor names, with
 // their 1-indexed range (markdown.Section's rules: heading text ignoring
 // case, then slug). It uses the headings the indexer recorded, which are
-// markdown.Parse's of the same content, so a read costs no re-parse.
+// markdown.Parse's of the same content, so a read costs no re-parse. An
+// anchor written with its attribute block ("Receivers {#receivers}", as
+// the file has it, or as the chunks of a record indexed before the parser
+// read such blocks name the section) is tried without it, then by its id.
 func section(content string, hs []events.Heading, anchor string) (text string, start, end int, ok bool) {
 	doc := markdown.Document{Headings: make([]markdown.Heading, len(hs))}
 	for i, h := range hs {
 		doc.Headings[i] = markdown.Heading{Level: h.Level, Text: h.Text, Slug: h.Slug, Line: h.Line, EndLine: h.EndLine, Parent: -1}
 	}
-	return markdown.Section([]byte(content), doc, anchor)
+	if text, start, end, ok = markdown.Section([]byte(content), doc, anchor); ok {
+		return text, start, end, ok
+	}
+	if plain, id, attrs := markdown.HeadingAttributes(strings.TrimSpace(anchor)); attrs {
+		if text, start, end, ok = markdown.Section([]byte(content), doc, plain); !ok && id != "" {
+			text, start, end, ok = markdown.Section([]byte(content), doc, id)
+		}
+	}
+	return text, start, end, ok
 }
 
 // maxListedAnchors bounds the headings or symbols an anchor error lists.
