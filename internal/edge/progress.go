@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
+	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
@@ -45,15 +45,6 @@ func (p Progress) VectorsTrail() bool {
 // Files is the number of files known: those indexed and those to come.
 func (p Progress) Files() int { return p.Indexed + p.Pending }
 
-// VectorPercent is the share of the embeddable documents with vectors, in
-// whole percent rounded down (so 100 means all of them).
-func (p Progress) VectorPercent() int {
-	if p.Embeddable <= 0 {
-		return 0
-	}
-	return min(100, p.Vectors*100/p.Embeddable)
-}
-
 // Notice is what read_context tells the agent beside its answer in mode
 // (keyword, semantic, hybrid, rrf), or "" when there is nothing to say:
 // everything is indexed, or only vectors trail and mode does not use
@@ -62,59 +53,20 @@ func (p Progress) Notice(mode string, noHits bool) string {
 	semantic := mode != "" && mode != tools.ModeKeyword
 	vectors := ""
 	if semantic && p.Model != "" {
-		vectors = "; vectors " + percent(p.Vectors, p.Embeddable)
+		vectors = "; vectors " + humanize.Percent(p.Vectors, p.Embeddable)
 	}
 	switch {
 	case p.Indexing() && noHits:
 		return fmt.Sprintf("no match yet: indexing %s of %s files%s. The answer may be among the files still to come: ask again in a while (`cue status` shows the progress).",
-			Thousands(p.Indexed), Thousands(p.Files()), vectors)
+			humanize.Thousands(p.Indexed), humanize.Thousands(p.Files()), vectors)
 	case p.Indexing():
 		return fmt.Sprintf("indexing: %s of %s files%s. These hits come from the files indexed so far: ask again in a while for a complete answer.",
-			Thousands(p.Indexed), Thousands(p.Files()), vectors)
+			humanize.Thousands(p.Indexed), humanize.Thousands(p.Files()), vectors)
 	case semantic && p.VectorsTrail():
 		return fmt.Sprintf("vectors: %s of %s documents (%s); ranking by meaning covers only those so far, keywords cover all.",
-			Thousands(p.Vectors), Thousands(p.Embeddable), percent(p.Vectors, p.Embeddable))
+			humanize.Thousands(p.Vectors), humanize.Thousands(p.Embeddable), humanize.Percent(p.Vectors, p.Embeddable))
 	}
 	return ""
-}
-
-// percent is n of total as "15 %", never "0 %" for some nor "100 %" for
-// not all.
-func percent(n, total int) string {
-	switch {
-	case total <= 0 || n <= 0:
-		return "0 %"
-	case n >= total:
-		return "100 %"
-	}
-	pc := n * 100 / total
-	switch {
-	case pc == 0:
-		return "<1 %"
-	case pc == 100:
-		pc = 99
-	}
-	return strconv.Itoa(pc) + " %"
-}
-
-// Thousands writes n with a comma between groups of three digits.
-func Thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	out := make([]byte, 0, len(s)+len(s)/3+1)
-	if neg {
-		out = append(out, '-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }
 
 // WithProgress has read_context tell how far indexing got (Progress.Notice)

@@ -36,22 +36,6 @@ func TestProgressNotice(t *testing.T) {
 	}
 }
 
-func TestPercentAndThousands(t *testing.T) {
-	for _, c := range []struct {
-		n, total int
-		want     string
-	}{{0, 10, "0 %"}, {1, 1000, "<1 %"}, {999, 1000, "99 %"}, {1000, 1000, "100 %"}, {5, 0, "0 %"}, {15, 100, "15 %"}} {
-		if got := percent(c.n, c.total); got != c.want {
-			t.Errorf("percent(%d, %d) = %q, want %q", c.n, c.total, got, c.want)
-		}
-	}
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 3979: "3,979", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := Thousands(n); got != want {
-			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // TestReadContextNoticeOnlyWhileBehind drives an edge whose progress the
 // test sets: the notice is collected while files are to come and not
 // once everything is indexed, and the answer is the same either way.
