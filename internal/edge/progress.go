@@ -23,6 +23,9 @@ type Progress struct {
 	// not yet published, waiting for or in the hands of the indexers, or
 	// indexed and not yet applied here (an upper bound).
 	Pending int
+	// Listing is true while a scan is still listing a repo: more files
+	// are to come than Pending counts.
+	Listing bool
 	// Model is the embedding model whose vectors this edge searches, ""
 	// for none. Embeddable counts the indexed documents that get vectors
 	// (skipped ones do not), Vectors those that have them, VectorsPending
@@ -34,7 +37,7 @@ type Progress struct {
 }
 
 // Indexing reports whether files are still to come.
-func (p Progress) Indexing() bool { return p.Pending > 0 }
+func (p Progress) Indexing() bool { return p.Pending > 0 || p.Listing }
 
 // VectorsTrail reports whether some documents still wait for vectors of
 // the edge's model.
@@ -55,13 +58,17 @@ func (p Progress) Notice(mode string, noHits bool) string {
 	if semantic && p.Model != "" {
 		vectors = "; vectors " + humanize.Percent(p.Vectors, p.Embeddable)
 	}
+	of := "of " + humanize.Thousands(p.Files()) + " files"
+	if p.Listing {
+		of = "of " + humanize.Thousands(p.Files()) + " files found so far (the scan is still listing the repository)"
+	}
 	switch {
 	case p.Indexing() && noHits:
-		return fmt.Sprintf("no match yet: indexing %s of %s files%s. The answer may be among the files still to come: ask again in a while (`cue status` shows the progress).",
-			humanize.Thousands(p.Indexed), humanize.Thousands(p.Files()), vectors)
+		return fmt.Sprintf("no match yet: indexing %s %s%s. The answer may be among the files still to come: ask again in a while (`cue status` shows the progress).",
+			humanize.Thousands(p.Indexed), of, vectors)
 	case p.Indexing():
-		return fmt.Sprintf("indexing: %s of %s files%s. These hits come from the files indexed so far: ask again in a while for a complete answer.",
-			humanize.Thousands(p.Indexed), humanize.Thousands(p.Files()), vectors)
+		return fmt.Sprintf("indexing: %s %s%s. These hits come from the files indexed so far: ask again in a while for a complete answer.",
+			humanize.Thousands(p.Indexed), of, vectors)
 	case semantic && p.VectorsTrail():
 		return fmt.Sprintf("vectors: %s of %s documents (%s); ranking by meaning covers only those so far, keywords cover all.",
 			humanize.Thousands(p.Vectors), humanize.Thousands(p.Embeddable), humanize.Percent(p.Vectors, p.Embeddable))

@@ -27,6 +27,7 @@ func TestProgressNotice(t *testing.T) {
 		{"vectors trail, rrf, no hits", vectorsOnly, "rrf", true, "vectors: 1,201 of 3,530 documents (34 %)"},
 		{"vectors trail, keyword", vectorsOnly, "keyword", false, ""},
 		{"no embedding model", noModel, "hybrid", false, "indexing: 10 of 15 files. "},
+		{"listing", Progress{Listing: true}, "keyword", true, "no match yet: indexing 0 of 0 files found so far (the scan is still listing the repository). "},
 		{"caught up", Progress{Indexed: 3979, Model: "m", Embeddable: 3979, Vectors: 3979}, "hybrid", true, ""},
 	} {
 		got := c.p.Notice(c.mode, c.noHits)

@@ -130,7 +130,7 @@ func (s *Service) Run(ctx context.Context) (err error) {
 			for j := range queues[i] {
 				j.repo.sync(ctx, j.path, j.walked)
 				if j.walk != nil {
-					j.walk.jobDone()
+					j.walk.jobDone(j.walked)
 				}
 			}
 		})

@@ -200,15 +200,16 @@ func (r *repo) scan(ctx context.Context, dir string) {
 		r.rules.setInfoExclude(info)
 	}
 	w := &walk{seen: make(map[string]bool), visited: make(map[string]bool)}
+	var report *scanReport // nil methods do nothing
+	if full {
+		report = r.reportScan(ctx, w)
+	}
 	if r.walkable(dir) {
 		r.walkDir(ctx, w, dir)
 	}
 	// The whole listing comes before the first publish, so that the files
 	// still to come are known (and reported) from the start.
-	finishReport := func() {}
-	if full {
-		finishReport = r.reportScan(ctx, w)
-	}
+	report.listed(ctx, len(w.found))
 	for _, p := range w.found {
 		w.jobs.Add(1)
 		if !r.enqueue(ctx, job{repo: r, path: p, walked: true, walk: w}) {
@@ -231,7 +232,7 @@ func (r *repo) scan(ctx context.Context, dir string) {
 		}
 	}
 	w.jobs.Wait()
-	finishReport()
+	report.finish(ctx)
 	if !full {
 		return
 	}
@@ -263,13 +264,16 @@ type walk struct {
 	found   []string        // the same, in walk order
 	visited map[string]bool // directories walked
 	jobs    sync.WaitGroup
-	// handled counts the walk's jobs done, for the scan's progress report.
+	// handled counts the jobs of found files done, for the scan's
+	// progress report.
 	handled atomic.Int64
 }
 
-// jobDone counts one of the walk's jobs done.
-func (w *walk) jobDone() {
-	w.handled.Add(1)
+// jobDone counts one of the walk's jobs done: a found file's when found.
+func (w *walk) jobDone(found bool) {
+	if found {
+		w.handled.Add(1)
+	}
 	w.jobs.Done()
 }
 

@@ -52,8 +52,10 @@ type FileProgress struct {
 	// Pending is what a running scan found and has not published, plus
 	// the file events waiting for or in the hands of the indexers.
 	Pending int `json:"pending"`
-	// Scanning is true while a repo's scan is still publishing.
+	// Scanning is true while a repo's scan is still publishing, Listing
+	// while one is still listing its repo (Seen is then short).
 	Scanning bool `json:"scanning,omitempty"`
+	Listing  bool `json:"listing,omitempty"`
 	// Rate is the files indexed per second over the last RateWindow
 	// seconds, measured on the indexer consumer, and ETASeconds Pending at
 	// that rate; absent when not measured (nothing pending, or
@@ -270,6 +272,7 @@ func collectScans(ctx context.Context, js jetstream.JetStream, r *Report) error 
 		r.Repos[i].Seen, r.Repos[i].Scanning = p.Files, p.Scanning
 		f.Pending += p.Unpublished()
 		f.Scanning = f.Scanning || p.Scanning
+		f.Listing = f.Listing || (p.Scanning && p.Listing)
 	}
 	sort.Slice(r.Repos, func(i, j int) bool { return r.Repos[i].Repo < r.Repos[j].Repo })
 	if c := r.consumer(events.IngestStream, events.IndexerConsumer); c != nil {
@@ -534,7 +537,10 @@ func (r Report) Print(w io.Writer, opts PrintOptions) {
 	if f := r.Files; f != nil {
 		line := fmt.Sprintf("%s seen, %s indexed, %s skipped, %s pending", humanize.Thousands(f.Seen),
 			humanize.Thousands(f.Indexed), humanize.Thousands(f.Skipped), humanize.Thousands(f.Pending))
-		if f.Scanning {
+		switch {
+		case f.Listing:
+			line += " (a scan is still listing its repository)"
+		case f.Scanning:
 			line += " (a scan is still publishing)"
 		}
 		fmt.Fprintf(tw, "files\t%s\n", line)

@@ -80,7 +80,7 @@ func (ix *Indexing) Run(ctx context.Context) error {
 	t := time.NewTicker(ix.opts.Interval)
 	defer t.Stop()
 	for {
-		ix.Refresh(ctx)
+		ix.refresh(ctx)
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -90,13 +90,14 @@ func (ix *Indexing) Run(ctx context.Context) error {
 	}
 }
 
-// Refresh takes one reading now. A part that cannot be read (the cluster
+// refresh takes one reading now. A part that cannot be read (the cluster
 // is out of reach) counts nothing: the edge then says nothing rather than
 // something wrong.
-func (ix *Indexing) Refresh(ctx context.Context) {
+func (ix *Indexing) refresh(ctx context.Context) {
 	st := ix.mat.Status()
 	p := edge.Progress{Indexed: st.Docs, Model: st.Model, Embeddable: st.Docs - st.Skipped, Vectors: st.VectorDocs}
-	p.Pending = ix.backlog(ctx, events.IngestStream, events.IndexerConsumer) + ix.unpublished()
+	unpublished, listing := ix.scanning()
+	p.Pending, p.Listing = ix.backlog(ctx, events.IngestStream, events.IndexerConsumer)+unpublished, listing
 	if head, ok := ix.docsHead(ctx); ok && head > st.Revision {
 		p.Pending += int(head - st.Revision)
 	}
@@ -132,19 +133,20 @@ func (ix *Indexing) docsHead(ctx context.Context) (uint64, bool) {
 	return head, true
 }
 
-// unpublished is what the running scans found and have not published.
-// A running scan's record not rewritten for events.ScanStaleAfter was
-// left by an ingest that stopped, and counts nothing.
-func (ix *Indexing) unpublished() int {
+// scanning is what the running scans found and have not published, and
+// whether one is still listing its repo. A running scan's record not
+// rewritten for events.ScanStaleAfter was left by an ingest that stopped,
+// and counts nothing.
+func (ix *Indexing) scanning() (unpublished int, listing bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	n := 0
 	for _, r := range ix.scans {
 		if time.Since(r.at) < events.ScanStaleAfter {
-			n += r.p.Unpublished()
+			unpublished += r.p.Unpublished()
+			listing = listing || (r.p.Scanning && r.p.Listing)
 		}
 	}
-	return n
+	return unpublished, listing
 }
 
 // followScans keeps ix.scans up to date with the scans bucket until ctx

@@ -213,10 +213,14 @@ func TestIndexingCountsWhatARunningScanHasNotPublished(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	put(events.ScanProgress{Repo: "app", Scanning: true, Listing: true})
+	bustest.Eventually(t, 10*time.Second, "a scan still listing", func() bool {
+		return indexing.Progress().Listing && indexing.Progress().Indexing()
+	})
 	put(events.ScanProgress{Repo: "app", Files: 3979, Handled: 1200, Scanning: true})
 	put(events.ScanProgress{Repo: "web", Files: 50, Handled: 20, Scanning: false})
 	bustest.Eventually(t, 10*time.Second, "the running scan's files pending", func() bool {
-		return indexing.Progress().Pending == 3979-1200
+		return indexing.Progress().Pending == 3979-1200 && !indexing.Progress().Listing
 	})
 	if n := indexing.Progress().Notice("keyword", true); !strings.HasPrefix(n, "no match yet: indexing 0 of 2,779 files.") {
 		t.Errorf("notice: %q", n)

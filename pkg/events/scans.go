@@ -21,8 +21,8 @@ const (
 
 // ScanProgress is the value under a repo's key in ScansBucket, plain JSON.
 //
-// Its publisher is ingest: when a full scan has listed the repo, every
-// ScanHeartbeat while it publishes, and when it is done. Its readers are the
+// Its publisher is ingest: when a full scan starts listing the repo, when
+// it has listed it, every ScanHeartbeat while it runs, and when it is done. Its readers are the
 // edges (read_context says how far indexing got while files are still to
 // come) and `cue status`. Ingest writes it best effort: a reader that finds
 // none, or an old one, counts only what the streams hold.
@@ -31,16 +31,19 @@ type ScanProgress struct {
 	// Files is how many files the scan found (not ignored).
 	Files int `json:"files"`
 	// Handled counts those whose event was acknowledged, or that needed
-	// none (unchanged since the last publish).
+	// none (unchanged since the last publish). Deletions of files the scan
+	// did not find are not counted.
 	Handled int `json:"handled"`
-	// Scanning is true until the scan has handled every file it found.
+	// Scanning is true until the scan has handled every file it found;
+	// Listing while it is still listing the repo (Files is then 0).
 	Scanning bool `json:"scanning"`
+	Listing  bool `json:"listing,omitempty"`
 }
 
 // Unpublished is how many files the scan found and has not handed to the
 // bus yet: 0 once it is done.
 func (p ScanProgress) Unpublished() int {
-	if !p.Scanning || p.Handled >= p.Files {
+	if !p.Scanning || p.Listing || p.Handled >= p.Files {
 		return 0
 	}
 	return p.Files - p.Handled
