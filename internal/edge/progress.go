@@ -40,9 +40,10 @@ type Progress struct {
 func (p Progress) Indexing() bool { return p.Pending > 0 || p.Listing }
 
 // VectorsTrail reports whether some documents still wait for vectors of
-// the edge's model.
+// the edge's model. Requests in flight while every document has vectors
+// (removals for skipped files, new vectors for edited ones) do not count.
 func (p Progress) VectorsTrail() bool {
-	return p.Model != "" && (p.VectorsPending > 0 || p.Indexing())
+	return p.Model != "" && (p.Indexing() || (p.VectorsPending > 0 && p.Vectors < p.Embeddable))
 }
 
 // Files is the number of files known: those indexed and those to come.

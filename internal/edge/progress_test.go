@@ -29,6 +29,7 @@ func TestProgressNotice(t *testing.T) {
 		{"no embedding model", noModel, "hybrid", false, "indexing: 10 of 15 files. "},
 		{"listing", Progress{Listing: true}, "keyword", true, "no match yet: indexing 0 of 0 files found so far (the scan is still listing the repository). "},
 		{"caught up", Progress{Indexed: 3979, Model: "m", Embeddable: 3979, Vectors: 3979}, "hybrid", true, ""},
+		{"requests in flight, every document with vectors", Progress{Indexed: 3979, Model: "m", Embeddable: 3530, Vectors: 3530, VectorsPending: 449}, "hybrid", false, ""},
 	} {
 		got := c.p.Notice(c.mode, c.noHits)
 		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
