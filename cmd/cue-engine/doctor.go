@@ -11,6 +11,7 @@ import (
 
 func cmdDoctor(args []string) error {
 	fs, c := newFlags("doctor")
+	all := fs.Bool("all", false, "print every finding, not the first few of each kind")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -24,7 +25,7 @@ func cmdDoctor(args []string) error {
 	if err != nil {
 		return err
 	}
-	rep.Print(os.Stdout, colourful(os.Stdout))
+	rep.Print(os.Stdout, doctor.PrintOptions{Colour: colourful(os.Stdout), All: *all})
 	if n := rep.Errors(); n > 0 {
 		return fmt.Errorf("doctor found %d errors", n)
 	}

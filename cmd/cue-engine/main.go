@@ -24,14 +24,15 @@ Usage:
   cue mcp                       serve MCP over stdio (starts the daemon if none runs)
   cue card new TITLE [--priority P] [--tags a,b] [--depends-on id,id] [--assignee X]
                                 write a todo task card, print its path
-  cue status [--json]           what is indexed, skipped, lagging, dead-lettered
+  cue status [--verbose] [--json]
+                                totals, rates and ETAs of indexing and vectors; what is skipped, lagging, dead-lettered
   cue down                      stop this workspace's daemon gracefully
   cue scene  [CARD_ID] [--token-limit N] [--dry-run|-d]
                                 write the active card's scene to .cuedeck/SCENE.md and the clipboard
   cue watch  [CARD_ID] [--token-limit N]
                                 re-render the scene on every change (debounced 500 ms)
   cue open   [QUERY] [--list]   fuzzy-find docs, headings and cards; Enter opens $EDITOR at the line
-  cue doctor                    check config, frontmatter, links, card cycles and the daemon
+  cue doctor [--all]            check config, frontmatter, links, card cycles and the daemon (--all: every finding)
   cue clean                     remove the workspace cache (refused while a daemon runs)
   cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
   cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep]

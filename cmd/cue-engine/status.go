@@ -16,7 +16,9 @@ import (
 
 func cmdStatus(args []string) error {
 	fs, c := newFlags("status")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	asJSON := fs.Bool("json", false, "print the whole report as JSON")
+	verbose := fs.Bool("verbose", false, "list every skipped file, warning and undecodable record")
+	window := fs.Duration("rate-window", 2*time.Second, "while files or vectors are pending, watch the workers this long for rates and ETAs (0: don't)")
 	natsURL := fs.String("nats", "", "read a NATS cluster instead of this workspace's daemon")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -43,7 +45,10 @@ func cmdStatus(args []string) error {
 	defer conn.Close()
 	// The backlog is reported for the model this workspace embeds with; a
 	// config that does not load leaves status to name the model it finds.
-	var opts status.Options
+	if *window < 0 {
+		return fmt.Errorf("--rate-window %s: use 0 (no rates) or a positive duration such as 2s", *window)
+	}
+	opts := status.Options{RateWindow: *window}
 	if cfg, err := ws.LoadConfig(); err == nil {
 		opts.EmbedModel, _ = provider.ModelID(cfg.Embed.Model)
 	}
@@ -66,7 +71,7 @@ func cmdStatus(args []string) error {
 		}
 		fmt.Println()
 	}
-	rep.Print(os.Stdout)
+	rep.Print(os.Stdout, status.PrintOptions{Verbose: *verbose})
 	return nil
 }
 

@@ -106,7 +106,10 @@ func run() error {
 	if *cacheMB <= 0 {
 		cache = edge.WithoutCache()
 	}
-	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo), cache)
+	// read_context says how far indexing got while files are still to come.
+	indexing := telemetry.NewIndexing(conn.JS, mat, telemetry.IndexingOptions{Logger: log})
+	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo), cache,
+		edge.WithProgress(indexing.Progress))
 	// Both transports answer through one instrumented caller, so the
 	// metrics count every call whichever way it came, the rate limits'
 	// refusals included.
@@ -122,6 +125,7 @@ func run() error {
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
 	g.Start("lag-monitor", mon.Run)
+	g.Start("indexing-progress", indexing.Run)
 	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: *prefix, Tokens: tokens, Logger: log})
 	})

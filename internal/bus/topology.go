@@ -170,6 +170,13 @@ func DeclaredTopology(s Settings) Topology {
 				Replicas:    s.Replicas,
 			},
 			{
+				Bucket:      events.ScansBucket,
+				Description: "ingest's scan progress per repo: files found and handed to the bus, read by edges and cue status",
+				History:     1,
+				Storage:     jetstream.FileStorage,
+				Replicas:    s.Replicas,
+			},
+			{
 				Bucket:      events.BudgetBucket,
 				Description: "the extractors' shared daily LLM spend and token usage, updated with compare-and-set",
 				History:     1,

@@ -242,8 +242,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	// Task tools write to the workspace's own repo unless a call names
 	// another.
 	board := tasks.NewBoard(conn.JS, log.With("role", "tasks"))
+	// read_context says how far indexing got while files are still to
+	// come: on a new workspace the first answers would look final.
+	indexing := telemetry.NewIndexing(conn.JS, mat, telemetry.IndexingOptions{Logger: log.With("role", "edge")})
 	edg := edge.New(mat, log.With("role", "edge"), edge.WithBoard(board),
-		edge.WithActor("cue-daemon"), edge.WithDefaultRepo(cfg.Workspace.Name))
+		edge.WithActor("cue-daemon"), edge.WithDefaultRepo(cfg.Workspace.Name), edge.WithProgress(indexing.Progress))
 
 	var httpLn net.Listener
 	mcpURL := ""
@@ -299,6 +302,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
 	g.Start("lag-monitor", mon.Run)
+	g.Start("indexing-progress", indexing.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
 		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: servePrefix, Tokens: tokens, Logger: log.With("role", "query"), Ready: func() { close(queryReady) }})

@@ -13,13 +13,17 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -50,7 +54,7 @@ func (s Severity) String() string {
 // Finding is one problem, or a note about a check that did not run.
 type Finding struct {
 	Severity Severity
-	Check    string // "config", "frontmatter", "link", "anchor", "cycle", "daemon"
+	Check    string // one of the Check* kinds
 	File     string // workspace-relative; "" when about no file
 	Line     int    // 1-indexed; 0 for none
 	Col      int    // 1-indexed rune column; 0 for none
@@ -58,11 +62,40 @@ type Finding struct {
 	Source   string // the text of Line, for the caret
 }
 
+// The kinds of finding, in the order Print lists them among those of
+// equal severity.
+const (
+	CheckConfig       = "config"
+	CheckRead         = "read"
+	CheckFrontmatter  = "frontmatter"
+	CheckLink         = "link"
+	CheckAnchor       = "anchor"
+	CheckSiteAbsolute = "site-absolute"
+	CheckCycle        = "cycle"
+	CheckDaemon       = "daemon"
+)
+
+// kindNames name each kind's findings in the summary.
+var kindNames = map[string]string{
+	CheckConfig:       "config errors",
+	CheckRead:         "unreadable files",
+	CheckFrontmatter:  "frontmatter problems",
+	CheckLink:         "dead links",
+	CheckAnchor:       "dead anchors",
+	CheckSiteAbsolute: "site-absolute links not checked",
+	CheckCycle:        "card dependency cycles",
+	CheckDaemon:       "daemon",
+}
+
+var kindOrder = []string{CheckConfig, CheckRead, CheckFrontmatter, CheckLink, CheckAnchor, CheckCycle, CheckSiteAbsolute, CheckDaemon}
+
 // Report is the outcome of Run.
 type Report struct {
 	Findings []Finding
 	// Files counts the markdown files checked.
 	Files int
+	// SiteRoot is the configured [docs] site_root, "" when none.
+	SiteRoot string
 }
 
 // Errors counts the findings of severity Error.
@@ -82,13 +115,26 @@ var validStatus = map[string]bool{"todo": true, "active": true, "done": true, "a
 // Run checks ws. ctx bounds the daemon check.
 func Run(ctx context.Context, ws *workspace.Workspace) (Report, error) {
 	var r Report
-	checkConfig(ws, &r)
+	if cfg := checkConfig(ws, &r); cfg != nil {
+		r.SiteRoot = path.Clean(filepath.ToSlash(cfg.Docs.SiteRoot))
+		if cfg.Docs.SiteRoot == "" {
+			r.SiteRoot = ""
+		}
+	}
 	root, err := os.OpenRoot(ws.Root)
 	if err != nil {
 		return r, err
 	}
 	defer root.Close()
 	fsys := root.FS()
+	if r.SiteRoot != "" {
+		if st, err := fs.Stat(fsys, r.SiteRoot); err != nil || !st.IsDir() {
+			n, line, col := keyLineIn(ws, "site_root")
+			r.add(Finding{Severity: Error, Check: CheckConfig, File: workspace.ConfigFile, Line: n, Col: col, Source: line,
+				Msg: fmt.Sprintf("[docs] site_root %q is not a directory of the workspace; site-absolute links are not checked", r.SiteRoot)})
+			r.SiteRoot = ""
+		}
+	}
 	files, err := markdownFiles(fsys)
 	if err != nil {
 		return r, err
@@ -99,7 +145,7 @@ func Run(ctx context.Context, ws *workspace.Workspace) (Report, error) {
 	for _, p := range files {
 		src, err := fs.ReadFile(fsys, p)
 		if err != nil {
-			r.add(Finding{Severity: Error, Check: "read", File: p, Msg: err.Error()})
+			r.add(Finding{Severity: Error, Check: CheckRead, File: p, Msg: err.Error()})
 			continue
 		}
 		srcs[p], docs[p] = src, markdown.Parse(src)
@@ -107,7 +153,7 @@ func Run(ctx context.Context, ws *workspace.Workspace) (Report, error) {
 	for _, p := range files {
 		if src, ok := srcs[p]; ok {
 			checkFrontmatter(p, src, docs[p], &r)
-			checkLinks(fsys, p, src, docs[p], docs, &r)
+			checkLinks(fsys, p, src, docs[p], docs, &r, r.SiteRoot)
 		}
 	}
 	checkCycles(fsys, &r)
@@ -119,9 +165,12 @@ func (r *Report) add(f Finding) { r.Findings = append(r.Findings, f) }
 
 var lineRE = regexp.MustCompile(`line (\d+)`)
 
-func checkConfig(ws *workspace.Workspace, r *Report) {
-	if _, err := ws.LoadConfig(); err != nil {
-		f := Finding{Severity: Error, Check: "config", File: workspace.ConfigFile, Msg: err.Error()}
+// checkConfig reports a config that does not load, and returns the one
+// that does.
+func checkConfig(ws *workspace.Workspace, r *Report) *workspace.Config {
+	cfg, err := ws.LoadConfig()
+	if err != nil {
+		f := Finding{Severity: Error, Check: CheckConfig, File: workspace.ConfigFile, Msg: err.Error()}
 		if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
 			f.Line, _ = strconv.Atoi(m[1])
 			if src, err := os.ReadFile(ws.Path(workspace.ConfigFile)); err == nil {
@@ -135,6 +184,21 @@ func checkConfig(ws *workspace.Workspace, r *Report) {
 		}
 		r.add(f)
 	}
+	return cfg
+}
+
+// keyLineIn finds key in the workspace's config file.
+func keyLineIn(ws *workspace.Workspace, key string) (int, string, int) {
+	src, err := os.ReadFile(ws.Path(workspace.ConfigFile))
+	if err != nil {
+		return 0, "", 0
+	}
+	for i, line := range strings.Split(string(src), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), key); ok && strings.HasPrefix(strings.TrimSpace(rest), "=") {
+			return i + 1, line, firstNonSpace(line)
+		}
+	}
+	return 0, "", 0
 }
 
 // markdownFiles lists the workspace's .md files: everywhere but hidden
@@ -168,26 +232,26 @@ func isCard(p string) bool { return path.Dir(p) == scenes.CardsDir }
 func checkFrontmatter(p string, src []byte, doc markdown.Document, r *Report) {
 	if fe := doc.FrontmatterErr; fe != nil {
 		line := lineOf(src, fe.Line)
-		r.add(Finding{Severity: Error, Check: "frontmatter", File: p, Line: fe.Line, Col: yamlColumn(line, fe.Msg), Msg: fe.Msg, Source: line})
+		r.add(Finding{Severity: Error, Check: CheckFrontmatter, File: p, Line: fe.Line, Col: yamlColumn(line, fe.Msg), Msg: fe.Msg, Source: line})
 		return
 	}
 	if !isCard(p) {
 		return
 	}
 	if doc.Frontmatter == nil {
-		r.add(Finding{Severity: Error, Check: "frontmatter", File: p, Line: 1, Col: 1, Source: lineOf(src, 1),
+		r.add(Finding{Severity: Error, Check: CheckFrontmatter, File: p, Line: 1, Col: 1, Source: lineOf(src, 1),
 			Msg: "card has no frontmatter; start it with a --- block holding id, title and status"})
 		return
 	}
 	for _, key := range []string{"id", "title", "status"} {
 		if _, ok := doc.Frontmatter[key]; !ok {
-			r.add(Finding{Severity: Warning, Check: "frontmatter", File: p, Line: 1, Msg: fmt.Sprintf("card has no %s", key)})
+			r.add(Finding{Severity: Warning, Check: CheckFrontmatter, File: p, Line: 1, Msg: fmt.Sprintf("card has no %s", key)})
 		}
 	}
 	if s, ok := doc.Frontmatter["status"]; ok {
 		if str, _ := s.(string); !validStatus[str] {
 			n, line, col := keyLine(src, "status")
-			r.add(Finding{Severity: Error, Check: "frontmatter", File: p, Line: n, Col: col, Source: line,
+			r.add(Finding{Severity: Error, Check: CheckFrontmatter, File: p, Line: n, Col: col, Source: line,
 				Msg: fmt.Sprintf("status %v is not one of todo, active, done, archived", s)})
 		}
 	}
@@ -243,7 +307,7 @@ func lineOf(src []byte, n int) string {
 	return strings.TrimRight(lines[n-1], "\r")
 }
 
-func checkLinks(fsys fs.FS, p string, src []byte, doc markdown.Document, docs map[string]markdown.Document, r *Report) {
+func checkLinks(fsys fs.FS, p string, src []byte, doc markdown.Document, docs map[string]markdown.Document, r *Report, siteRoot string) {
 	for _, l := range doc.Links {
 		if l.Kind == markdown.KindExternal {
 			continue
@@ -259,13 +323,23 @@ func checkLinks(fsys fs.FS, p string, src []byte, doc markdown.Document, docs ma
 		}
 		target := p
 		if l.Target != "" {
-			t, ok := scenes.Resolve(fsys, p, l)
-			if !ok {
-				r.add(Finding{Severity: Error, Check: "link", File: p, Line: l.Line, Col: col, Source: line,
+			t, ok := resolveLink(fsys, p, l, siteRoot)
+			switch {
+			case ok:
+				target = t
+			case siteAbsolute(l) && siteRoot == "":
+				r.add(Finding{Severity: Warning, Check: CheckSiteAbsolute, File: p, Line: l.Line, Col: col, Source: line,
+					Msg: fmt.Sprintf("site-absolute link %s not checked: set [docs] site_root in %s (e.g. \"content/en\" for Hugo) to check it", l.Target, workspace.ConfigFile)})
+				continue
+			case siteAbsolute(l):
+				r.add(Finding{Severity: Error, Check: CheckLink, File: p, Line: l.Line, Col: col, Source: line,
+					Msg: fmt.Sprintf("dead link: %s is no page under %s (nor a workspace path)", l.Target, siteRoot)})
+				continue
+			default:
+				r.add(Finding{Severity: Error, Check: CheckLink, File: p, Line: l.Line, Col: col, Source: line,
 					Msg: fmt.Sprintf("dead link: %s does not exist", l.Target)})
 				continue
 			}
-			target = t
 		}
 		if l.Anchor == "" || !strings.EqualFold(path.Ext(target), ".md") {
 			continue
@@ -283,10 +357,90 @@ func checkLinks(fsys fs.FS, p string, src []byte, doc markdown.Document, docs ma
 			if i := strings.Index(line, "#"+l.Anchor); i >= 0 {
 				col = runeCol(line, i)
 			}
-			r.add(Finding{Severity: Error, Check: "anchor", File: p, Line: l.Line, Col: col, Source: line,
+			r.add(Finding{Severity: Error, Check: CheckAnchor, File: p, Line: l.Line, Col: col, Source: line,
 				Msg: fmt.Sprintf("dead anchor: %s has no heading %q", target, l.Anchor)})
 		}
 	}
+}
+
+// siteAbsolute reports whether l is a markdown link to a path from the
+// site's root, such as /docs/foo/.
+func siteAbsolute(l markdown.Link) bool {
+	return l.Kind == markdown.KindLink && strings.HasPrefix(l.Target, "/")
+}
+
+// resolveLink finds the file l in from leads to. Besides what
+// scenes.Resolve tries (the target beside from, or from the workspace
+// root for a site-absolute link), with a site root it reads the target as
+// a site URL, the way Hugo serves pages: a site-absolute link from the
+// site root, a relative one from the URL of the page from is (a page
+// docs/bar.md is served at /docs/bar/).
+func resolveLink(fsys fs.FS, from string, l markdown.Link, siteRoot string) (string, bool) {
+	if t, ok := scenes.Resolve(fsys, from, l); ok {
+		return t, true
+	}
+	if siteRoot == "" || l.Kind != markdown.KindLink {
+		return "", false
+	}
+	target, _, _ := strings.Cut(l.Target, "?")
+	url := target
+	if !strings.HasPrefix(target, "/") {
+		page, ok := pageURL(siteRoot, from)
+		if !ok {
+			return "", false
+		}
+		url = path.Join(page, target)
+	}
+	for _, c := range siteCandidates(siteRoot, url) {
+		if st, err := fs.Stat(fsys, c); err == nil && !st.IsDir() {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+// pageURL is the URL path Hugo serves the page file at: its path under
+// siteRoot without the extension, as a directory; an index.md or
+// _index.md is its directory's page.
+func pageURL(siteRoot, file string) (string, bool) {
+	rel, ok := strings.CutPrefix(file, siteRoot+"/")
+	if !ok {
+		return "", false
+	}
+	switch base := path.Base(rel); {
+	case strings.EqualFold(base, "index.md"), strings.EqualFold(base, "_index.md"):
+		rel = path.Dir(rel)
+	default:
+		rel = strings.TrimSuffix(rel, path.Ext(rel))
+	}
+	if rel == "." {
+		return "/", true
+	}
+	return "/" + rel + "/", true
+}
+
+// siteCandidates are the files under siteRoot a site URL may be served
+// from: the file itself, or for a page the markdown file, a leaf
+// bundle's index.md or a section's _index.md (Hugo's conventions); a
+// .html URL (ugly URLs) is its page's.
+func siteCandidates(siteRoot, url string) []string {
+	rel := strings.TrimPrefix(path.Clean("/"+url), "/")
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	base := path.Join(siteRoot, rel)
+	switch ext := strings.ToLower(path.Ext(rel)); {
+	case rel == "":
+		return []string{path.Join(siteRoot, "_index.md"), path.Join(siteRoot, "index.md")}
+	case ext == ".md":
+		return []string{base}
+	case ext == ".html":
+		base = strings.TrimSuffix(base, path.Ext(base))
+		return []string{base + ".md", path.Join(base, "index.md"), path.Join(base, "_index.md")}
+	}
+	// A file (an image in a page bundle), else a page; a dot in a page's
+	// name (/docs/v1.2/) is no extension.
+	return []string{base, base + ".md", path.Join(base, "index.md"), path.Join(base, "_index.md")}
 }
 
 // checkCycles looks for a cycle among cards through depends_on and links
@@ -312,7 +466,7 @@ func checkCycles(fsys fs.FS, r *Report) {
 				if i := strings.Index(line, d); i >= 0 {
 					col = runeCol(line, i)
 				}
-				r.add(Finding{Severity: Error, Check: "link", File: c.Path, Line: n, Col: col, Source: line,
+				r.add(Finding{Severity: Error, Check: CheckLink, File: c.Path, Line: n, Col: col, Source: line,
 					Msg: fmt.Sprintf("depends_on names card %q, which does not exist", d)})
 			}
 		}
@@ -333,31 +487,31 @@ func checkCycles(fsys fs.FS, r *Report) {
 	if line == "" {
 		n, line, col = 1, "", 0
 	}
-	r.add(Finding{Severity: Error, Check: "cycle", File: first.Path, Line: n, Col: col, Source: line,
+	r.add(Finding{Severity: Error, Check: CheckCycle, File: first.Path, Line: n, Col: col, Source: line,
 		Msg: fmt.Sprintf("dependency cycle (error %d): %s", scenes.CodeCycle, graph.FormatPath(cyc))})
 }
 
 func checkDaemon(ctx context.Context, ws *workspace.Workspace, r *Report) {
 	info, err := ws.ReadDaemonInfo()
 	if errors.Is(err, workspace.ErrNoDaemon) || (err == nil && info.NATSURL == "") {
-		r.add(Finding{Severity: Note, Check: "daemon", Msg: "no daemon runs: dead letters and consumer lag not checked (start one with `cue up`)"})
+		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: "no daemon runs: dead letters and consumer lag not checked (start one with `cue up`)"})
 		return
 	}
 	if err != nil {
-		r.add(Finding{Severity: Warning, Check: "daemon", Msg: err.Error()})
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: err.Error()})
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: "cue-doctor"})
 	if err != nil {
-		r.add(Finding{Severity: Warning, Check: "daemon", Msg: fmt.Sprintf("daemon pid %d unreachable: %v", info.PID, err)})
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("daemon pid %d unreachable: %v", info.PID, err)})
 		return
 	}
 	defer conn.Close()
 	rep, err := status.Collect(ctx, conn.JS)
 	if err != nil {
-		r.add(Finding{Severity: Warning, Check: "daemon", Msg: fmt.Sprintf("reading the pipeline: %v", err)})
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("reading the pipeline: %v", err)})
 		return
 	}
 	if rep.DeadLetters > 0 {
@@ -365,64 +519,147 @@ func checkDaemon(ctx context.Context, ws *workspace.Workspace, r *Report) {
 		for _, d := range rep.RecentDead {
 			msg += fmt.Sprintf("\n    %s (consumer %s, %s deliveries): %s", d.Subject, d.Consumer, d.Deliveries, d.Error)
 		}
-		r.add(Finding{Severity: Warning, Check: "daemon", Msg: msg + "\n    see `cue status`"})
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: msg + "\n    see `cue status`"})
 	}
 	sort.Slice(rep.Consumers, func(i, j int) bool { return rep.Consumers[i].Pending > rep.Consumers[j].Pending })
 	for _, c := range rep.Consumers {
 		if c.Pending > 0 || c.AckPending > 0 {
-			r.add(Finding{Severity: Note, Check: "daemon", Msg: fmt.Sprintf("consumer %s/%s lags: %d pending, %d awaiting ack", c.Stream, c.Name, c.Pending, c.AckPending)})
+			r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: fmt.Sprintf("consumer %s/%s lags: %d pending, %d awaiting ack", c.Stream, c.Name, c.Pending, c.AckPending)})
 		}
 	}
 	if rep.DeadLetters == 0 {
-		r.add(Finding{Severity: Note, Check: "daemon", Msg: fmt.Sprintf("daemon pid %d: no dead letters", info.PID)})
+		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: fmt.Sprintf("daemon pid %d: no dead letters", info.PID)})
 	}
 }
 
-// Print writes the findings, errors first, miette-style: the message, the
-// location, the source line and a caret under the column. colour adds ANSI
-// colours.
-func (r Report) Print(w io.Writer, colour bool) {
+// PrintOptions choose how Print writes.
+type PrintOptions struct {
+	// Colour adds ANSI colours.
+	Colour bool
+	// All prints every finding; otherwise the first few of each kind.
+	All bool
+}
+
+// firstFew is how many findings of a kind Print shows without All.
+const firstFew = 3
+
+// kindGroup is the findings of one kind, most severe first.
+type kindGroup struct {
+	kind     string
+	findings []Finding
+	counts   map[Severity]int
+}
+
+// groups sorts r's findings into kinds: kinds with errors first, then
+// warnings, then notes, in kindOrder among equals; in a kind, the most
+// severe first, then by file and line.
+func (r Report) groups() []*kindGroup {
+	byKind := map[string]*kindGroup{}
+	var out []*kindGroup
+	for _, f := range r.Findings {
+		g := byKind[f.Check]
+		if g == nil {
+			g = &kindGroup{kind: f.Check, counts: map[Severity]int{}}
+			byKind[f.Check] = g
+			out = append(out, g)
+		}
+		g.findings = append(g.findings, f)
+		g.counts[f.Severity]++
+	}
+	top := func(g *kindGroup) Severity {
+		for _, s := range []Severity{Error, Warning} {
+			if g.counts[s] > 0 {
+				return s
+			}
+		}
+		return Note
+	}
+	rank := func(kind string) int {
+		if i := slices.Index(kindOrder, kind); i >= 0 {
+			return i
+		}
+		return len(kindOrder)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if a, b := top(out[i]), top(out[j]); a != b {
+			return a > b
+		}
+		return rank(out[i].kind) < rank(out[j].kind)
+	})
+	for _, g := range out {
+		fs := g.findings
+		sort.SliceStable(fs, func(i, j int) bool {
+			if fs[i].Severity != fs[j].Severity {
+				return fs[i].Severity > fs[j].Severity
+			}
+			if fs[i].File != fs[j].File {
+				return fs[i].File < fs[j].File
+			}
+			return fs[i].Line < fs[j].Line
+		})
+	}
+	return out
+}
+
+// name is what the summary calls the group's findings.
+func (g *kindGroup) name() string {
+	if n, ok := kindNames[g.kind]; ok {
+		return n
+	}
+	return g.kind
+}
+
+// tally is "8,241 errors, 3 warnings".
+func (g *kindGroup) tally() string {
+	var parts []string
+	for _, s := range []Severity{Error, Warning, Note} {
+		if n := g.counts[s]; n > 0 {
+			word := s.String() + "s"
+			if n == 1 {
+				word = s.String()
+			}
+			parts = append(parts, humanize.Thousands(n)+" "+word)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Print writes the findings kind by kind, errors first, miette-style: the
+// message, the location, the source line and a caret under the column.
+// Without opts.All it shows the first few of each kind and counts the
+// rest; a summary of every kind with its counts ends the report.
+func (r Report) Print(w io.Writer, opts PrintOptions) {
 	paint := func(code, s string) string {
-		if !colour {
+		if !opts.Colour {
 			return s
 		}
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
-	fs := append([]Finding(nil), r.Findings...)
-	sort.SliceStable(fs, func(i, j int) bool {
-		if fs[i].Severity != fs[j].Severity {
-			return fs[i].Severity > fs[j].Severity
-		}
-		if fs[i].File != fs[j].File {
-			return fs[i].File < fs[j].File
-		}
-		return fs[i].Line < fs[j].Line
-	})
 	colours := map[Severity]string{Error: "1;31", Warning: "1;33", Note: "1;36"}
-	for _, f := range fs {
-		fmt.Fprintf(w, "%s[%s]: %s\n", paint(colours[f.Severity], f.Severity.String()), f.Check, f.Msg)
-		if f.File == "" {
-			continue
+	groups := r.groups()
+	for _, g := range groups {
+		shown := g.findings
+		if !opts.All && len(shown) > firstFew {
+			shown = shown[:firstFew]
 		}
-		loc := f.File
-		if f.Line > 0 {
-			loc += ":" + strconv.Itoa(f.Line)
-			if f.Col > 0 {
-				loc += ":" + strconv.Itoa(f.Col)
+		for _, f := range shown {
+			printFinding(w, f, paint, colours)
+		}
+		if rest := len(g.findings) - len(shown); rest > 0 {
+			fmt.Fprintf(w, "  ... and %s more %s (cue doctor --all shows every one)\n", humanize.Thousands(rest), g.name())
+		}
+	}
+	if len(groups) > 0 {
+		fmt.Fprintln(w, "\nsummary")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, g := range groups {
+			hint := ""
+			if g.kind == CheckSiteAbsolute {
+				hint = "\tset [docs] site_root in " + workspace.ConfigFile + " to check them"
 			}
+			fmt.Fprintf(tw, "  %s\t%s%s\n", g.name(), g.tally(), hint)
 		}
-		fmt.Fprintf(w, "  %s %s\n", paint("34", "-->"), loc)
-		if f.Source == "" || f.Line == 0 {
-			continue
-		}
-		num := strconv.Itoa(f.Line)
-		pad := strings.Repeat(" ", len(num))
-		bar := paint("34", "|")
-		src := strings.ReplaceAll(f.Source, "\t", " ")
-		fmt.Fprintf(w, "  %s %s\n  %s %s %s\n", pad, bar, paint("34", num), bar, src)
-		if f.Col > 0 {
-			fmt.Fprintf(w, "  %s %s %s%s\n", pad, bar, strings.Repeat(" ", f.Col-1), paint(colours[f.Severity], "^"))
-		}
+		tw.Flush()
 	}
 	errs, warns := r.Errors(), 0
 	for _, f := range r.Findings {
@@ -430,9 +667,35 @@ func (r Report) Print(w io.Writer, colour bool) {
 			warns++
 		}
 	}
-	summary := fmt.Sprintf("%d markdown files checked: %d errors, %d warnings", r.Files, errs, warns)
+	summary := fmt.Sprintf("%s markdown files checked: %s errors, %s warnings", humanize.Thousands(r.Files), humanize.Thousands(errs), humanize.Thousands(warns))
 	if errs == 0 {
 		summary = paint("32", summary)
 	}
 	fmt.Fprintln(w, summary)
+}
+
+func printFinding(w io.Writer, f Finding, paint func(code, s string) string, colours map[Severity]string) {
+	fmt.Fprintf(w, "%s[%s]: %s\n", paint(colours[f.Severity], f.Severity.String()), f.Check, f.Msg)
+	if f.File == "" {
+		return
+	}
+	loc := f.File
+	if f.Line > 0 {
+		loc += ":" + strconv.Itoa(f.Line)
+		if f.Col > 0 {
+			loc += ":" + strconv.Itoa(f.Col)
+		}
+	}
+	fmt.Fprintf(w, "  %s %s\n", paint("34", "-->"), loc)
+	if f.Source == "" || f.Line == 0 {
+		return
+	}
+	num := strconv.Itoa(f.Line)
+	pad := strings.Repeat(" ", len(num))
+	bar := paint("34", "|")
+	src := strings.ReplaceAll(f.Source, "\t", " ")
+	fmt.Fprintf(w, "  %s %s\n  %s %s %s\n", pad, bar, paint("34", num), bar, src)
+	if f.Col > 0 {
+		fmt.Fprintf(w, "  %s %s %s%s\n", pad, bar, strings.Repeat(" ", f.Col-1), paint(colours[f.Severity], "^"))
+	}
 }

@@ -38,6 +38,9 @@ type Edge struct {
 	defaultRepo string
 	clock       clock.Clock
 
+	// progress, when set, says how far indexing got (WithProgress).
+	progress func() Progress
+
 	cacheCfg tiercache.Config
 	cacheOff bool
 	cache    *answerCache // nil when off (cache.go)
@@ -105,11 +108,23 @@ func New(m *Materialiser, logger *slog.Logger, opts ...Option) *Edge {
 // repos' documents are not found, never suggested, never ranked, and
 // their memories and task boards are not there.
 //
+// With WithProgress, a read_context call made while indexing runs has a
+// notice saying how far it got (tools.Notify), beside its unchanged answer.
+//
 // Every result and every error's message and data pass the security guard
 // (tools.RedactResult, tools.RedactError) on the way out, whichever tool
 // made them: repository text, memories and task titles can all hold a
 // secret someone committed.
 func (e *Edge) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	out, err := e.answer(ctx, tool, args)
+	if err == nil && tool == tools.ReadContext && e.progress != nil {
+		e.noteProgress(ctx, args, out)
+	}
+	return out, err
+}
+
+// answer is Call without the progress notice.
+func (e *Edge) answer(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	if out, handled, err := e.cachedCall(ctx, tool, args); handled {
 		return out, err
 	}

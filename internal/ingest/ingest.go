@@ -38,6 +38,7 @@ type Service struct {
 	// Set by Run.
 	state *stateStore
 	blobs jetstream.ObjectStore
+	scans jetstream.KeyValue // nil: scan progress not published
 	seed  maphash.Seed
 }
 
@@ -88,6 +89,13 @@ func (s *Service) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("ingest: object store %s: %w (provision the topology first: bus.Provision, which `cue up` does)", events.BlobsBucket, err)
 	}
 	s.blobs = blobs
+	// Scan progress is best effort: without its bucket (a topology
+	// provisioned by an older CueDeck) readers count only the streams.
+	if scans, err := s.conn.JS.KeyValue(ctx, events.ScansBucket); err == nil {
+		s.scans = scans
+	} else {
+		s.logger.Info("ingest: scan progress is not published", "bucket", events.ScansBucket, "err", err)
+	}
 	for i, r := range s.repos {
 		if err := r.open(); err != nil {
 			for _, opened := range s.repos[:i] {
@@ -121,8 +129,8 @@ func (s *Service) Run(ctx context.Context) (err error) {
 		pubs.Go(func() {
 			for j := range queues[i] {
 				j.repo.sync(ctx, j.path, j.walked)
-				if j.done != nil {
-					j.done.Done()
+				if j.walk != nil {
+					j.walk.jobDone(j.walked)
 				}
 			}
 		})
@@ -180,7 +188,8 @@ type job struct {
 	repo   *repo
 	path   string
 	walked bool
-	done   *sync.WaitGroup
+	// walk, when a scan asked for the job, hears when it is done.
+	walk *walk
 }
 
 // Stats is a snapshot of the service's progress, one entry per repo in

@@ -200,8 +200,22 @@ func (r *repo) scan(ctx context.Context, dir string) {
 		r.rules.setInfoExclude(info)
 	}
 	w := &walk{seen: make(map[string]bool), visited: make(map[string]bool)}
+	var report *scanReport // nil methods do nothing
+	if full {
+		report = r.reportScan(ctx, w)
+	}
 	if r.walkable(dir) {
 		r.walkDir(ctx, w, dir)
+	}
+	// The whole listing comes before the first publish, so that the files
+	// still to come are known (and reported) from the start.
+	report.listed(ctx, len(w.found))
+	for _, p := range w.found {
+		w.jobs.Add(1)
+		if !r.enqueue(ctx, job{repo: r, path: p, walked: true, walk: w}) {
+			w.jobs.Done()
+			break
+		}
 	}
 	recorded, err := r.s.state.paths(r.name, dir)
 	if err != nil {
@@ -212,12 +226,13 @@ func (r *repo) scan(ctx context.Context, dir string) {
 			continue
 		}
 		w.jobs.Add(1)
-		if !r.enqueue(ctx, job{repo: r, path: p, done: &w.jobs}) {
+		if !r.enqueue(ctx, job{repo: r, path: p, walk: w}) {
 			w.jobs.Done()
 			break
 		}
 	}
 	w.jobs.Wait()
+	report.finish(ctx)
 	if !full {
 		return
 	}
@@ -246,8 +261,20 @@ func (r *repo) walkable(dir string) bool {
 
 type walk struct {
 	seen    map[string]bool // files found, not ignored
+	found   []string        // the same, in walk order
 	visited map[string]bool // directories walked
 	jobs    sync.WaitGroup
+	// handled counts the jobs of found files done, for the scan's
+	// progress report.
+	handled atomic.Int64
+}
+
+// jobDone counts one of the walk's jobs done: a found file's when found.
+func (w *walk) jobDone(found bool) {
+	if found {
+		w.handled.Add(1)
+	}
+	w.jobs.Done()
 }
 
 func (r *repo) walkDir(ctx context.Context, w *walk, dir string) {
@@ -291,11 +318,7 @@ func (r *repo) walkDir(ctx context.Context, w *walk, dir string) {
 			continue
 		}
 		w.seen[child] = true
-		w.jobs.Add(1)
-		if !r.enqueue(ctx, job{repo: r, path: child, walked: true, done: &w.jobs}) {
-			w.jobs.Done()
-			return
-		}
+		w.found = append(w.found, child)
 	}
 }
 

@@ -53,7 +53,8 @@ func (o *Options) setDefaults() {
 //
 // A result that is a JSON object is sent both as text and as structured
 // content; any other result (read_context's array) only as text, which
-// every client understands. A *tools.Error from the caller reaches the
+// every client understands. The call's notices (tools.Notify), such as
+// how far indexing got, follow the result as further text blocks. A *tools.Error from the caller reaches the
 // client as a JSON-RPC error with the same code, message and data; any
 // other error as an internal error (-32603) carrying the error's text.
 //
@@ -80,6 +81,7 @@ func New(caller tools.Caller, opts Options) *mcp.Server {
 
 func handler(caller tools.Caller, tool string, opts Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, notices := tools.WithNotices(ctx)
 		out, err := caller.Call(access.WithIdentity(ctx, identity(req, opts.Client)), tool, req.Params.Arguments)
 		if err != nil {
 			return nil, wireError(tool, err, opts.Logger)
@@ -87,6 +89,11 @@ func handler(caller tools.Caller, tool string, opts Options) mcp.ToolHandler {
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
 		if isObject(out) {
 			res.StructuredContent = json.RawMessage(out)
+		}
+		// After the result, so that clients reading the first block find
+		// the result as they always did.
+		for _, text := range notices.Texts() {
+			res.Content = append(res.Content, &mcp.TextContent{Text: text})
 		}
 		return res, nil
 	}

@@ -60,7 +60,8 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 // *tools.Error the edge sent. When no edge answers, the error is a
 // *tools.Error (code -32603, with a suggestion) that also matches
 // ErrNoEdge and the NATS cause with errors.Is. If ctx is cancelled, the
-// error wraps ctx.Err(). The client of ctx's access.Identity travels with
+// error wraps ctx.Err(). The edge's notices reach ctx's collector
+// (tools.Notify). The client of ctx's access.Identity travels with
 // the call (header Cue-Client), so that the edge's rate limits count each
 // agent apart.
 func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
@@ -96,6 +97,9 @@ func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage) (j
 	}
 	if r.Result == nil {
 		return nil, fmt.Errorf("query %s: reply has neither result nor error", subject)
+	}
+	for _, n := range r.Notices {
+		tools.Notify(ctx, n)
 	}
 	return r.Result, nil
 }

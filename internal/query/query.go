@@ -7,7 +7,9 @@
 // The wire format: a request's body is the tool's JSON arguments, sent to
 // <prefix>.<tool>, with headers Cue-Client (who calls, for rate limits)
 // and, for edges that require tokens, Authorization: Bearer <token>; the
-// reply is {"result": <json>} or {"error": {"code", "message", "data"}}.
+// reply is {"result": <json>} or {"error": {"code", "message", "data"}};
+// a result may come with "notices": the call's tools.Notify texts, such as
+// how far indexing got, which older clients ignore.
 package query
 
 import (
@@ -49,6 +51,7 @@ const (
 
 // reply is the body of every answer.
 type reply struct {
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *tools.Error    `json:"error,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Notices []string        `json:"notices,omitempty"`
+	Error   *tools.Error    `json:"error,omitempty"`
 }

@@ -412,3 +412,35 @@ func TestStopWhileCutOffDoesNotWaitForTheServer(t *testing.T) {
 		t.Errorf("Serve waited for a server it cannot reach:\n%s", logs.String())
 	}
 }
+
+// TestNoticesCrossBesideTheResult: what the edge tells the agent beside a
+// result reaches the caller's collector, each once and guarded, and the
+// result is unchanged; a caller without a collector just gets the result.
+func TestNoticesCrossBesideTheResult(t *testing.T) {
+	e := newEnv(t)
+	sample := toolstest.Sample()
+	e.serve(tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		tools.Notify(ctx, "indexing: 1,200 of 3,979 files")
+		tools.Notify(ctx, "indexing: 1,200 of 3,979 files")
+		tools.Notify(ctx, "token AKIA"+"Q7ZK2M4N6P8R3T5V")
+		return sample.Call(ctx, tool, args)
+	}), query.Options{})
+	c := e.client(query.ClientOptions{})
+
+	ctx, notices := tools.WithNotices(context.Background())
+	out, err := c.Call(ctx, tools.ReadContext, json.RawMessage(`{"query":"oauth login"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits []tools.ContextHit
+	if err := json.Unmarshal(out, &hits); err != nil || len(hits) == 0 {
+		t.Fatalf("result: %s %v", out, err)
+	}
+	got := notices.Texts()
+	if len(got) != 2 || got[0] != "indexing: 1,200 of 3,979 files" || strings.Contains(got[1], "Q7ZK2M4N6P8R3T5V") {
+		t.Errorf("notices = %q", got)
+	}
+	if _, err := c.Call(context.Background(), tools.ReadContext, json.RawMessage(`{"query":"oauth login"}`)); err != nil {
+		t.Errorf("without a collector: %v", err)
+	}
+}

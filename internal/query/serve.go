@@ -192,8 +192,9 @@ func (s *server) handler(tool string) micro.HandlerFunc {
 			}
 			ctx, cancel := context.WithTimeout(access.WithIdentity(s.callCtx, id), s.opts.CallTimeout)
 			defer cancel()
+			ctx, notices := tools.WithNotices(ctx)
 			out, err := s.caller.Call(ctx, tool, json.RawMessage(req.Data()))
-			s.respond(req, tool, out, err)
+			s.respondNoting(req, tool, out, notices.Texts(), err)
 		}()
 	}
 }
@@ -233,12 +234,17 @@ func unauthorized(err error) *tools.Error {
 // with an answer sent later from the call's goroutine. (So micro's stats
 // count requests, not their errors or processing time.)
 func (s *server) respond(req micro.Request, tool string, out json.RawMessage, err error) {
+	s.respondNoting(req, tool, out, nil, err)
+}
+
+// respondNoting is respond with the call's notices beside a result.
+func (s *server) respondNoting(req micro.Request, tool string, out json.RawMessage, notices []string, err error) {
 	msg := &nats.Msg{Subject: req.Reply()}
 	if err == nil {
 		if len(out) == 0 {
 			out = json.RawMessage("null")
 		}
-		msg.Data, err = json.Marshal(reply{Result: out})
+		msg.Data, err = json.Marshal(reply{Result: out, Notices: notices})
 	}
 	if err != nil {
 		var te *tools.Error

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,11 +19,15 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // Report is the state of the pipeline.
 type Report struct {
+	// Files is how far indexing got over every repo, with its rate and
+	// estimated time to go.
+	Files       *FileProgress  `json:"files,omitempty"`
 	Repos       []RepoReport   `json:"repos"`
 	Consumers   []ConsumerLag  `json:"consumers"`
 	IngestQueue uint64         `json:"ingest_queue"`
@@ -35,9 +40,38 @@ type Report struct {
 	Extra       map[string]any `json:"extra,omitempty"`
 }
 
+// FileProgress is how far indexing got: the files ingest found, those
+// indexed or skipped, and those still to come.
+type FileProgress struct {
+	// Seen is the files ingest's latest scans found, plus what is
+	// recorded of repos without a scan report; without any scan report,
+	// the files indexed, skipped and pending.
+	Seen    int `json:"seen"`
+	Indexed int `json:"indexed"`
+	Skipped int `json:"skipped"`
+	// Pending is what a running scan found and has not published, plus
+	// the file events waiting for or in the hands of the indexers.
+	Pending int `json:"pending"`
+	// Scanning is true while a repo's scan is still publishing, Listing
+	// while one is still listing its repo (Seen is then short).
+	Scanning bool `json:"scanning,omitempty"`
+	Listing  bool `json:"listing,omitempty"`
+	// Rate is the files indexed per second over the last RateWindow
+	// seconds, measured on the indexer consumer, and ETASeconds Pending at
+	// that rate; absent when not measured (nothing pending, or
+	// Options.RateWindow 0) or, for the ETA, when nothing moved.
+	Rate       *float64 `json:"rate_per_second,omitempty"`
+	ETASeconds *float64 `json:"eta_seconds,omitempty"`
+	RateWindow float64  `json:"rate_window_seconds,omitempty"`
+}
+
 // RepoReport counts one repo's documents.
 type RepoReport struct {
-	Repo     string         `json:"repo"`
+	Repo string `json:"repo"`
+	// Seen is the files ingest's latest scan of the repo found, 0 when no
+	// scan reported; Scanning is true while that scan publishes.
+	Seen     int            `json:"seen,omitempty"`
+	Scanning bool           `json:"scanning,omitempty"`
 	Indexed  int            `json:"indexed"`
 	Deleted  int            `json:"deleted"`
 	ByKind   map[string]int `json:"by_kind"`
@@ -60,7 +94,25 @@ type ConsumerLag struct {
 	Pending     uint64 `json:"pending"`
 	AckPending  int    `json:"ack_pending"`
 	Redelivered int    `json:"redelivered"`
+
+	// done counts the messages the consumer's workers finished when it
+	// was read, at; rates compare two readings.
+	done uint64
+	at   time.Time
 }
+
+func consumerLag(stream string, ci *jetstream.ConsumerInfo, at time.Time) ConsumerLag {
+	c := ConsumerLag{Stream: stream, Name: ci.Name, Pending: ci.NumPending,
+		AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered, at: at}
+	if d, held := ci.Delivered.Consumer, uint64(ci.NumAckPending); d > held {
+		c.done = d - held
+	}
+	return c
+}
+
+// backlog is what the consumer has yet to deliver plus what its workers
+// hold.
+func (c ConsumerLag) backlog() int { return int(c.Pending) + c.AckPending }
 
 // EmbedReport is how far the embeddings trail the documents. Keyword
 // search has every indexed document already; semantic search has those
@@ -77,6 +129,10 @@ type EmbedReport struct {
 	// Model.
 	Docs    int `json:"docs"`
 	Vectors int `json:"vectors"`
+	// Rate is the requests done per second over the report's rate window,
+	// ETASeconds Pending at that rate, as FileProgress's.
+	Rate       *float64 `json:"rate_per_second,omitempty"`
+	ETASeconds *float64 `json:"eta_seconds,omitempty"`
 	// ByModel counts vector records per model id.
 	ByModel map[string]int `json:"by_model,omitempty"`
 }
@@ -99,6 +155,10 @@ type Options struct {
 	// EmbedModel is the model id whose embedding backlog is reported
 	// (e.g. "builtin:use-lite"); empty: the only model with vectors.
 	EmbedModel string
+	// RateWindow, when positive and something is pending, is how long
+	// the indexer and embedder consumers are watched for the rates and
+	// ETAs: the report takes at least that long.
+	RateWindow time.Duration
 }
 
 // DeadLetter describes one event a worker gave up on.
@@ -127,15 +187,15 @@ func CollectWith(ctx context.Context, js jetstream.JetStream, opts Options) (Rep
 		}
 		lister := s.ListConsumers(ctx)
 		for ci := range lister.Info() {
-			r.Consumers = append(r.Consumers, ConsumerLag{
-				Stream: events.IngestStream, Name: ci.Name, Pending: ci.NumPending,
-				AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered,
-			})
+			r.Consumers = append(r.Consumers, consumerLag(events.IngestStream, ci, time.Now()))
 		}
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return r, fmt.Errorf("status: %w", err)
 	}
 	if err := collectDocs(ctx, js, &r); err != nil {
+		return r, err
+	}
+	if err := collectScans(ctx, js, &r); err != nil {
 		return r, err
 	}
 	if err := collectEmbeddings(ctx, js, &r, opts.EmbedModel); err != nil {
@@ -147,7 +207,149 @@ func CollectWith(ctx context.Context, js jetstream.JetStream, opts Options) (Rep
 	if err := collectDead(ctx, js, &r, 10); err != nil {
 		return r, err
 	}
+	if opts.RateWindow > 0 {
+		if err := measureRates(ctx, js, &r, opts.RateWindow); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
+}
+
+// consumer is the report's reading of a durable consumer, or nil.
+func (r *Report) consumer(stream, name string) *ConsumerLag {
+	for i := range r.Consumers {
+		if r.Consumers[i].Stream == stream && r.Consumers[i].Name == name {
+			return &r.Consumers[i]
+		}
+	}
+	return nil
+}
+
+// collectScans reads ingest's scan reports and sums up r.Files; it needs
+// the documents and consumers read first.
+func collectScans(ctx context.Context, js jetstream.JetStream, r *Report) error {
+	scans := map[string]events.ScanProgress{}
+	kv, err := js.KeyValue(ctx, events.ScansBucket)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+	case err != nil:
+		return fmt.Errorf("status: %w", err)
+	default:
+		w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+		if err != nil {
+			return fmt.Errorf("status: watch %s: %w", events.ScansBucket, err)
+		}
+		defer w.Stop()
+		for {
+			var e jetstream.KeyValueEntry
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case e = <-w.Updates():
+			}
+			if e == nil {
+				break // the initial values are all delivered
+			}
+			var p events.ScanProgress
+			if json.Unmarshal(e.Value(), &p) != nil {
+				continue
+			}
+			// A running scan not reported on for long was left by an
+			// ingest that stopped: it publishes nothing more.
+			if p.Scanning && time.Since(e.Created()) > events.ScanStaleAfter {
+				p.Scanning = false
+			}
+			scans[e.Key()] = p
+		}
+	}
+	f := &FileProgress{}
+	for repo, p := range scans {
+		i := slices.IndexFunc(r.Repos, func(rr RepoReport) bool { return rr.Repo == repo })
+		if i < 0 {
+			r.Repos = append(r.Repos, RepoReport{Repo: repo, ByKind: map[string]int{}})
+			i = len(r.Repos) - 1
+		}
+		r.Repos[i].Seen, r.Repos[i].Scanning = p.Files, p.Scanning
+		f.Pending += p.Unpublished()
+		f.Scanning = f.Scanning || p.Scanning
+		f.Listing = f.Listing || (p.Scanning && p.Listing)
+	}
+	sort.Slice(r.Repos, func(i, j int) bool { return r.Repos[i].Repo < r.Repos[j].Repo })
+	if c := r.consumer(events.IngestStream, events.IndexerConsumer); c != nil {
+		f.Pending += c.backlog()
+	}
+	for _, rr := range r.Repos {
+		f.Indexed += rr.Indexed
+		f.Skipped += len(rr.Skipped)
+		if _, ok := scans[rr.Repo]; ok {
+			f.Seen += rr.Seen
+		} else {
+			f.Seen += rr.Indexed + len(rr.Skipped)
+		}
+	}
+	if len(scans) == 0 {
+		f.Seen += f.Pending
+	}
+	r.Files = f
+	return nil
+}
+
+// measureRates reads the indexer and embedder consumers again RateWindow
+// after the first reading and sets the rates and ETAs, when anything is
+// pending.
+func measureRates(ctx context.Context, js jetstream.JetStream, r *Report, window time.Duration) error {
+	type target struct {
+		stream, name string
+		pending      int
+		set          func(rate float64, eta *float64)
+	}
+	var targets []target
+	if f := r.Files; f != nil && f.Pending > 0 {
+		targets = append(targets, target{events.IngestStream, events.IndexerConsumer, f.Pending, func(rate float64, eta *float64) {
+			f.Rate, f.ETASeconds, f.RateWindow = &rate, eta, window.Seconds()
+		}})
+	}
+	if e := r.Embeddings; e != nil && e.Pending > 0 {
+		targets = append(targets, target{events.EmbedStream, events.EmbedderConsumer, int(e.Pending), func(rate float64, eta *float64) {
+			e.Rate, e.ETASeconds = &rate, eta
+		}})
+	}
+	for _, tg := range targets {
+		first := r.consumer(tg.stream, tg.name)
+		if first == nil {
+			continue
+		}
+		if wait := time.Until(first.at.Add(window)); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		c, err := js.Consumer(ctx, tg.stream, tg.name)
+		if err != nil {
+			return fmt.Errorf("status: read consumer %s again: %w", tg.name, err)
+		}
+		second := consumerLag(tg.stream, c.CachedInfo(), time.Now())
+		elapsed := second.at.Sub(first.at).Seconds()
+		if elapsed <= 0 {
+			continue
+		}
+		var done uint64
+		if second.done > first.done {
+			done = second.done - first.done
+		}
+		rate := float64(done) / elapsed
+		var eta *float64
+		if rate > 0 {
+			s := float64(tg.pending) / rate
+			eta = &s
+		}
+		tg.set(rate, eta)
+	}
+	return nil
 }
 
 // collectEmbeddings fills r.Embeddings when the embed stream exists.
@@ -165,10 +367,7 @@ func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, m
 	}
 	lister := s.ListConsumers(ctx)
 	for ci := range lister.Info() {
-		r.Consumers = append(r.Consumers, ConsumerLag{
-			Stream: events.EmbedStream, Name: ci.Name, Pending: ci.NumPending,
-			AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered,
-		})
+		r.Consumers = append(r.Consumers, consumerLag(events.EmbedStream, ci, time.Now()))
 		if ci.Name == events.EmbedderConsumer {
 			er.Pending = ci.NumPending + uint64(ci.NumAckPending)
 		}
@@ -320,37 +519,86 @@ func collectDead(ctx context.Context, js jetstream.JetStream, r *Report, recent 
 	return nil
 }
 
-// Print writes the report for people.
-func (r Report) Print(w io.Writer) {
+// PrintOptions choose how much Print writes.
+type PrintOptions struct {
+	// Verbose lists every skipped file, warning and undecodable record;
+	// otherwise they are counted by reason with the first few paths.
+	Verbose bool
+}
+
+// firstFew is how many paths a summary line names.
+const firstFew = 3
+
+// Print writes the report for people: the totals, rates and ETAs first,
+// then each repo, then the workers.
+func (r Report) Print(w io.Writer, opts PrintOptions) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	elided := false
+	if f := r.Files; f != nil {
+		line := fmt.Sprintf("%s seen, %s indexed, %s skipped, %s pending", humanize.Thousands(f.Seen),
+			humanize.Thousands(f.Indexed), humanize.Thousands(f.Skipped), humanize.Thousands(f.Pending))
+		switch {
+		case f.Listing:
+			line += " (a scan is still listing its repository)"
+		case f.Scanning:
+			line += " (a scan is still publishing)"
+		}
+		fmt.Fprintf(tw, "files\t%s\n", line)
+		fmt.Fprintf(tw, "indexing\t%s\n", rateLine(f.Pending, f.Rate, f.ETASeconds, f.RateWindow, "files"))
+	}
+	if e := r.Embeddings; e != nil && e.Model == "" && len(e.ByModel) == 0 {
+		fmt.Fprintln(tw, "vectors\tnone: no embedding model has written any")
+	} else if e != nil {
+		model := e.Model
+		if model == "" {
+			model = "no model chosen among " + strconv.Itoa(len(e.ByModel))
+		}
+		line := fmt.Sprintf("%s of %s documents (%s)", humanize.Thousands(e.Vectors), humanize.Thousands(e.Docs), humanize.Percent(e.Vectors, e.Docs))
+		if e.Pending == 0 {
+			line += ", none pending"
+		} else {
+			line += fmt.Sprintf(", %s pending: %s", humanize.Thousands(e.Pending), rateLine(int(e.Pending), e.Rate, e.ETASeconds, windowOf(r.Files), "documents"))
+		}
+		fmt.Fprintf(tw, "vectors\t%s (%s)\n", line, model)
+	}
 	if len(r.Repos) == 0 {
-		fmt.Fprintln(tw, "No documents indexed yet.")
+		fmt.Fprintln(tw, "repos\tno documents indexed yet")
 	}
 	for _, rr := range r.Repos {
 		kinds := make([]string, 0, len(rr.ByKind))
 		for k, n := range rr.ByKind {
-			kinds = append(kinds, k+" "+strconv.Itoa(n))
+			if k == "" {
+				k = "other"
+			}
+			kinds = append(kinds, k+" "+humanize.Thousands(n))
 		}
 		sort.Strings(kinds)
-		fmt.Fprintf(tw, "repo %s\t%d indexed (%s), %d tokens, %d skipped, %d with warnings\n",
-			rr.Repo, rr.Indexed, strings.Join(kinds, ", "), rr.Tokens, len(rr.Skipped), countPaths(rr.Warnings))
-		for _, s := range rr.Skipped {
-			fmt.Fprintf(tw, "  skipped\t%s\t%s\t%s\n", s.Path, s.Reason, s.Detail)
+		line := humanize.Thousands(rr.Indexed) + " indexed"
+		if len(kinds) > 0 {
+			line += " (" + strings.Join(kinds, ", ") + ")"
 		}
-		for _, s := range rr.Warnings {
-			fmt.Fprintf(tw, "  warning\t%s\t%s\n", s.Path, s.Reason)
+		if rr.Seen > 0 {
+			line = humanize.Thousands(rr.Seen) + " seen, " + line
 		}
-	}
-	fmt.Fprintf(tw, "ingest queue\t%d events waiting\n", r.IngestQueue)
-	for _, c := range r.Consumers {
-		fmt.Fprintf(tw, "consumer %s\t%d pending, %d in flight, %d redelivered\n", c.Name, c.Pending, c.AckPending, c.Redelivered)
-	}
-	if e := r.Embeddings; e != nil {
-		model := e.Model
-		if model == "" {
-			model = "no model"
+		fmt.Fprintf(tw, "repo %s\t%s, %s tokens, %s skipped, %s with warnings\n",
+			rr.Repo, line, humanize.Thousands(rr.Tokens), humanize.Thousands(len(rr.Skipped)), humanize.Thousands(countPaths(rr.Warnings)))
+		if opts.Verbose {
+			for _, s := range rr.Skipped {
+				fmt.Fprintf(tw, "  skipped\t%s\t%s\t%s\n", s.Path, s.Reason, s.Detail)
+			}
+			for _, s := range rr.Warnings {
+				fmt.Fprintf(tw, "  warning\t%s\t%s\n", s.Path, s.Reason)
+			}
+			continue
 		}
-		fmt.Fprintf(tw, "embeddings (%s)\t%d of %d documents have vectors, %d requests pending\n", model, e.Vectors, e.Docs, e.Pending)
+		for _, g := range groupNotes(rr.Skipped, func(n PathNote) string { return n.Reason }) {
+			fmt.Fprintf(tw, "  skipped\t%s\n", g.line())
+			elided = elided || len(g.paths) > firstFew
+		}
+		for _, g := range groupNotes(rr.Warnings, warningKind) {
+			fmt.Fprintf(tw, "  warnings\t%s\n", g.line())
+			elided = elided || len(g.paths) > firstFew
+		}
 	}
 	if m := r.Memories; m != nil {
 		repos := make([]string, 0, len(m.ByRepo))
@@ -367,14 +615,102 @@ func (r Report) Print(w io.Writer) {
 			fmt.Fprintf(tw, "LLM spend today\t$%.4f %s, %d calls, %d refused by the budget\n", float64(b.SpentMicros)/1e6, limit, b.Calls, b.Refused)
 		}
 	}
-	fmt.Fprintf(tw, "dead letters\t%d\n", r.DeadLetters)
+	fmt.Fprintf(tw, "ingest queue\t%s events waiting\n", humanize.Thousands(r.IngestQueue))
+	for _, c := range r.Consumers {
+		fmt.Fprintf(tw, "consumer %s\t%s pending, %d in flight, %d redelivered\n", c.Name, humanize.Thousands(c.Pending), c.AckPending, c.Redelivered)
+	}
+	fmt.Fprintf(tw, "dead letters\t%s\n", humanize.Thousands(r.DeadLetters))
 	for _, d := range r.RecentDead {
 		fmt.Fprintf(tw, "  dead\t#%d %s (source seq %s, %s deliveries)\t%s\n", d.Seq, d.Subject, d.SourceSeq, d.Deliveries, d.Error)
 	}
-	for _, u := range r.Undecodable {
+	undecodable := r.Undecodable
+	if !opts.Verbose && len(undecodable) > firstFew {
+		undecodable, elided = undecodable[:firstFew], true
+		fmt.Fprintf(tw, "undecodable records\t%s, the first %d:\n", humanize.Thousands(len(r.Undecodable)), firstFew)
+	}
+	for _, u := range undecodable {
 		fmt.Fprintf(tw, "  undecodable record\t%s\n", u)
 	}
 	tw.Flush()
+	if elided {
+		fmt.Fprintln(w, "(cue status --verbose lists every skipped file and warning; --json has everything)")
+	}
+}
+
+// rateLine says how fast pending items of what go and when they will be
+// done.
+func rateLine(pending int, rate, eta *float64, window float64, what string) string {
+	switch {
+	case pending == 0:
+		return "caught up"
+	case rate == nil:
+		return "rate not measured"
+	case *rate == 0:
+		return fmt.Sprintf("none done in the last %s", humanize.Duration(time.Duration(window*float64(time.Second))))
+	}
+	line := fmt.Sprintf("%s %s/s over the last %s", strconv.FormatFloat(*rate, 'f', 1, 64), what,
+		humanize.Duration(time.Duration(window*float64(time.Second))))
+	if eta != nil {
+		line += ", ETA " + humanize.Duration(time.Duration(*eta*float64(time.Second)))
+	}
+	return line
+}
+
+func windowOf(f *FileProgress) float64 {
+	if f == nil {
+		return 0
+	}
+	return f.RateWindow
+}
+
+// noteGroup is the notes of one reason or kind.
+type noteGroup struct {
+	key   string
+	paths []string
+}
+
+// line is "binary 440: a.png, b.png, c.png and 437 more".
+func (g noteGroup) line() string {
+	shown := g.paths[:min(len(g.paths), firstFew)]
+	line := fmt.Sprintf("%s %s: %s", g.key, humanize.Thousands(len(g.paths)), strings.Join(shown, ", "))
+	if rest := len(g.paths) - len(shown); rest > 0 {
+		line += " and " + humanize.Thousands(rest) + " more"
+	}
+	return line
+}
+
+// groupNotes groups notes by key, the largest group first, each with its
+// distinct paths in order.
+func groupNotes(notes []PathNote, key func(PathNote) string) []noteGroup {
+	byKey := map[string]*noteGroup{}
+	var out []*noteGroup
+	for _, n := range notes {
+		k := key(n)
+		g := byKey[k]
+		if g == nil {
+			g = &noteGroup{key: k}
+			byKey[k] = g
+			out = append(out, g)
+		}
+		if len(g.paths) == 0 || g.paths[len(g.paths)-1] != n.Path {
+			g.paths = append(g.paths, n.Path)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].paths) > len(out[j].paths) })
+	groups := make([]noteGroup, len(out))
+	for i, g := range out {
+		groups[i] = *g
+	}
+	return groups
+}
+
+// warningKind is what a warning is about: its text before ": " when that
+// is a short label ("frontmatter", "task card not read"), else the whole.
+func warningKind(n PathNote) string {
+	if k, _, ok := strings.Cut(n.Reason, ": "); ok && len(k) <= 40 {
+		return k
+	}
+	return n.Reason
 }
 
 func countPaths(notes []PathNote) int {

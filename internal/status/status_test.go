@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +58,8 @@ func TestEmbeddingBacklog(t *testing.T) {
 		t.Fatalf("embeddings: %+v", e)
 	}
 	var out bytes.Buffer
-	rep.Print(&out)
-	if !strings.Contains(out.String(), "embeddings (builtin:use-lite)  1 of 3 documents have vectors, 2 requests pending") {
+	rep.Print(&out, PrintOptions{})
+	if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), "vectors 1 of 3 documents (33 %), 2 pending: rate not measured (builtin:use-lite)") {
 		t.Fatalf("printed:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "consumer embedder") {
@@ -107,11 +108,163 @@ func TestMemoriesAndBudget(t *testing.T) {
 		t.Fatalf("memories: %+v", m)
 	}
 	var out bytes.Buffer
-	rep.Print(&out)
+	rep.Print(&out, PrintOptions{})
 	printed := strings.Join(strings.Fields(out.String()), " ")
 	for _, want := range []string{"memories 3 (app 2, web 1), 1 transcript batches pending", "LLM spend today $0.2500 of $1.00 (25%), 5 calls, 2 refused by the budget"} {
 		if !strings.Contains(printed, want) {
 			t.Fatalf("printed output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// pipelineBehind is a repo half indexed: 5 documents, 10 skipped files, 5
+// with warnings; a scan that found 30 files and has published 25; and 3
+// file events waiting for an indexer that does not run.
+func pipelineBehind(t *testing.T) *bus.Conn {
+	t.Helper()
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx := context.Background()
+	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	put := func(rec events.DocRecord) {
+		rec.Repo = "site"
+		data, err := events.Encode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := docs.Put(ctx, events.DocKey(rec.Repo, rec.Path), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sha := strings.Repeat("a", 64)
+	for i := range 5 {
+		rec := events.DocRecord{Path: fmt.Sprintf("content/p%d.md", i), SHA256: sha, Kind: events.DocMarkdown, Content: "x", Tokens: 1000}
+		if i < 4 {
+			rec.Warnings = []string{fmt.Sprintf("frontmatter: line %d: mapping values are not allowed here", i+2)}
+		} else {
+			rec.Warnings = []string{"invalid UTF-8 replaced with U+FFFD"}
+		}
+		put(rec)
+	}
+	for _, c := range "abcdefgh" {
+		put(events.DocRecord{Path: fmt.Sprintf("static/img/%c.png", c), Skip: &events.Skip{Reason: events.SkipBinary, Detail: "NUL byte"}})
+	}
+	for _, p := range []string{"data/big.json", "data/huge.json"} {
+		put(events.DocRecord{Path: p, Skip: &events.Skip{Reason: events.SkipTooLarge, Detail: "9 MiB"}})
+	}
+	scans, _ := conn.JS.KeyValue(ctx, events.ScansBucket)
+	b, _ := json.Marshal(events.ScanProgress{Repo: "site", Files: 30, Handled: 25, Scanning: true})
+	if _, err := scans.Put(ctx, "site", b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		ev := events.FileUpserted{Repo: "site", Path: fmt.Sprintf("content/new%d.md", i), SHA256: sha, Content: "x", ModTime: time.Unix(int64(i), 0)}
+		if _, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("site"), events.FileUpsertedMsgID("site", ev.Path, sha, ev.ModTime), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
+}
+
+func TestStatusLeadsWithTotalsAndSummarisesNotes(t *testing.T) {
+	conn := pipelineBehind(t)
+	rep, err := CollectWith(context.Background(), conn.JS, Options{RateWindow: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := rep.Files
+	if f == nil || f.Seen != 30 || f.Indexed != 5 || f.Skipped != 10 || f.Pending != 5+3 || !f.Scanning {
+		t.Fatalf("files: %+v", f)
+	}
+	// Nobody indexes: a rate of 0 was measured, and no ETA.
+	if f.Rate == nil || *f.Rate != 0 || f.ETASeconds != nil {
+		t.Fatalf("rate %v, eta %v; want 0 and none", f.Rate, f.ETASeconds)
+	}
+
+	var out bytes.Buffer
+	rep.Print(&out, PrintOptions{})
+	text := out.String()
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if norm(lines[0]) != "files 30 seen, 5 indexed, 10 skipped, 8 pending (a scan is still publishing)" ||
+		norm(lines[1]) != "indexing none done in the last 1s" {
+		t.Errorf("the report does not lead with the totals:\n%s", text)
+	}
+	for _, want := range []string{
+		"repo site 30 seen, 5 indexed (markdown 5), 5,000 tokens, 10 skipped, 5 with warnings",
+		"skipped binary 8: static/img/a.png, static/img/b.png, static/img/c.png and 5 more",
+		"skipped too_large 2: data/big.json, data/huge.json",
+		"warnings frontmatter 4: content/p0.md, content/p1.md, content/p2.md and 1 more",
+		"warnings invalid UTF-8 replaced with U+FFFD 1: content/p4.md",
+		"(cue status --verbose lists every skipped file and warning; --json has everything)",
+	} {
+		if !strings.Contains(norm(text), want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "static/img/h.png") || len(lines) > 20 {
+		t.Errorf("the summary lists every file (%d lines):\n%s", len(lines), text)
+	}
+
+	out.Reset()
+	rep.Print(&out, PrintOptions{Verbose: true})
+	verbose := norm(out.String())
+	for _, want := range []string{"skipped static/img/h.png binary NUL byte", "warning content/p3.md frontmatter: line 5: mapping values are not allowed here"} {
+		if !strings.Contains(verbose, want) {
+			t.Errorf("--verbose lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(verbose, "--verbose lists") {
+		t.Errorf("--verbose still points to --verbose:\n%s", out.String())
+	}
+
+	b, _ := json.Marshal(rep)
+	if !strings.Contains(string(b), `"files":{"seen":30,"indexed":5,"skipped":10,"pending":8,"scanning":true,"rate_per_second":0,`) ||
+		!strings.Contains(string(b), `"static/img/h.png"`) {
+		t.Errorf("json: %s", b)
+	}
+}
+
+// TestRateAndETA: files an indexer finishes during the window give the
+// rate, and the pending files at that rate the ETA.
+func TestRateAndETA(t *testing.T) {
+	conn := pipelineBehind(t)
+	ctx := context.Background()
+	rep, err := CollectWith(ctx, conn.JS, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Files.Rate != nil {
+		t.Fatalf("rate measured without a window: %v", *rep.Files.Rate)
+	}
+	// An indexer takes two events.
+	cons, err := conn.JS.Consumer(ctx, events.IngestStream, events.IndexerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for m := range batch.Messages() {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("fetched %d events", n)
+	}
+	if err := measureRates(ctx, conn.JS, &rep, time.Nanosecond); err != nil {
+		t.Fatal(err)
+	}
+	f := rep.Files
+	if f.Rate == nil || *f.Rate <= 0 || f.ETASeconds == nil || *f.ETASeconds != float64(f.Pending) / *f.Rate {
+		t.Fatalf("rate %v, eta %v for %d pending", f.Rate, f.ETASeconds, f.Pending)
+	}
+	var out bytes.Buffer
+	rep.Print(&out, PrintOptions{})
+	if !strings.Contains(out.String(), "files/s over the last 1s, ETA ") {
+		t.Errorf("no rate and ETA:\n%s", out.String())
 	}
 }

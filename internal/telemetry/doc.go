@@ -3,6 +3,7 @@
 // materialisation-lag, guard and Go/process metrics; a tools.Caller
 // middleware that times every call; a Monitor that compares what the edge
 // has materialised with the heads of the buckets and streams it follows;
-// and the HTTP mux that serves /healthz, /readyz and /metrics beside the
+// an Indexing that keeps how far indexing trails the repositories, for
+// read_context's notices; and the HTTP mux that serves /healthz, /readyz and /metrics beside the
 // MCP handler at /mcp. The README's "Operations" section lists the metrics.
 package telemetry

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +33,19 @@ type Config struct {
 	Transcripts TranscriptsConfig `toml:"transcripts"`
 	Extract     ExtractConfig     `toml:"extract"`
 	Release     ReleaseConfig     `toml:"release"`
+	Docs        DocsConfig        `toml:"docs"`
+}
+
+// DocsConfig describes how the workspace's docs link to each other, for
+// `cue doctor`.
+type DocsConfig struct {
+	// SiteRoot is the directory, relative to the workspace root, that a
+	// static site generator serves at the site's root ("content/en" or
+	// "content" for Hugo): a site-absolute link such as /docs/foo/ is
+	// then the page docs/foo.md, docs/foo/index.md or docs/foo/_index.md
+	// under it. Empty: site-absolute links that are not workspace paths
+	// are counted apart, not checked.
+	SiteRoot string `toml:"site_root"`
 }
 
 // ReleaseConfig says where `cue upgrade` finds releases.
@@ -338,6 +352,12 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("config [mcp.rate_limits.%s]: limit must be 1 or more, burst 0 or more, window positive (e.g. limit = 10, burst = 15, window = \"60s\")", tool)
 		}
 	}
+	if r := c.Docs.SiteRoot; r != "" {
+		clean := path.Clean(filepath.ToSlash(r))
+		if path.IsAbs(clean) || filepath.IsAbs(r) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return fmt.Errorf("config [docs] site_root %q: give a directory inside the workspace, relative to its root (e.g. \"content/en\")", r)
+		}
+	}
 	if c.Ingest.InlineBytes > 1<<20 {
 		return fmt.Errorf("config [ingest] inline_bytes %d: at most 1 MiB travels inline (NATS payload limit); larger files go through the object store anyway", c.Ingest.InlineBytes)
 	}
@@ -483,6 +503,14 @@ daily_budget_usd = 0
 price_in_per_mtok = 0
 price_out_per_mtok = 0
 call_timeout = "2m"
+
+[docs]
+# For `+"`cue doctor`"+`: the directory a static site generator serves at the
+# site's root, e.g. "content/en" or "content" for Hugo. A site-absolute
+# link such as /docs/foo/ is then checked as the page docs/foo.md,
+# docs/foo/index.md or docs/foo/_index.md under it, anchors included.
+# Empty: such links are counted apart, not checked.
+site_root = ""
 
 [release]
 # manifest.json of the release `+"`cue upgrade`"+` installs. --manifest and
