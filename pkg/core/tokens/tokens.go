@@ -4,6 +4,7 @@
 package tokens
 
 import (
+	"hash/maphash"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -53,13 +54,75 @@ func Count(s string) int {
 	}
 	total := 0
 	for len(s) > 0 {
-		piece := s[:cut(s)]
-		s = s[len(piece):]
-		n, _ := c.Count(piece) // Count fails only on invalid UTF-8 in strict mode
-		total += n
+		part := s[:cut(s)]
+		s = s[len(part):]
+		splitPieces(part, func(piece string) { total += pieceCount(c, piece) })
 	}
 	return total
 }
+
+// pieceCount is the number of tokens byte-pair encoding makes of one
+// pre-split piece. Source text repeats its pieces (keywords, identifiers,
+// indentation, punctuation) so much that remembering the short ones makes
+// counting several times faster than encoding every piece.
+func pieceCount(c tokenizer.Codec, piece string) int {
+	if len(piece) == 1 {
+		return 1 // every byte is a token of its own
+	}
+	if len(piece) > maxCachedPiece && !(len(piece) <= maxSpaceRun && isSpaceRun(piece)) {
+		n, _ := c.Count(piece) // Count fails only on invalid UTF-8 in strict mode
+		return n
+	}
+	sh := &pieceCache[maphash.String(pieceSeed, piece)%uint64(len(pieceCache))]
+	sh.mu.RLock()
+	n, ok := sh.counts[piece]
+	sh.mu.RUnlock()
+	if ok {
+		return int(n)
+	}
+	// The encoder's pre-split of the piece alone is the piece itself, so
+	// this is the piece's byte-pair count.
+	count, _ := c.Count(piece)
+	sh.mu.Lock()
+	if len(sh.counts) >= maxShardPieces {
+		clear(sh.counts) // the working set of a repository refills it at once
+	}
+	if sh.counts == nil {
+		sh.counts = make(map[string]int32)
+	}
+	sh.counts[strings.Clone(piece)] = int32(count)
+	sh.mu.Unlock()
+	return count
+}
+
+// isSpaceRun reports whether piece is ASCII whitespace: indentation and
+// blank lines, which repeat as much as words do and cost the encoder's
+// regexp time quadratic in their length.
+func isSpaceRun(piece string) bool {
+	for i := 0; i < len(piece); i++ {
+		if c := piece[i]; c != ' ' && (c < '\t' || c > '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+// The piece cache: pieces up to maxCachedPiece bytes (whitespace up to
+// maxSpaceRun), at most
+// len(pieceCache)*maxShardPieces of them (a few MiB), in shards so that
+// the indexer's workers rarely wait on each other.
+const (
+	maxCachedPiece = 32
+	maxShardPieces = 4096
+)
+
+var (
+	pieceSeed  = maphash.MakeSeed()
+	pieceCache [64]struct {
+		mu     sync.RWMutex
+		counts map[string]int32
+	}
+)
 
 // cut returns the length of the next piece of s: up to the point where a
 // whitespace run reaches maxSpaceRun bytes, if one does within pieceSize;
