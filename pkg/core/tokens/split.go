@@ -5,27 +5,22 @@ import (
 	"unicode/utf8"
 )
 
-// splitPieces calls yield with each piece cl100k_base's pre-split pattern
+// nextPiece returns the length of the first piece of s (non-empty) that
+// cl100k_base's pre-split pattern
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
-// matches in s, in order, as a backtracking matcher tries the
-// alternatives at each position. It is that pattern written out by hand:
-// the encoder's own regexp engine allocates a match per piece and was most
-// of the indexer's time, while the pieces themselves repeat endlessly and
-// are counted once each (see pieceCount). s must be valid UTF-8 without
-// DEL (Count ensures both). TestSplitMatchesRegexp and FuzzSplit compare
-// it with the encoder's regexp.
-func splitPieces(s string, yield func(piece string)) {
-	for i := 0; i < len(s); {
-		n := nextPiece(s[i:])
-		yield(s[i : i+n])
-		i += n
-	}
-}
-
-// nextPiece returns the length of the piece at the start of s (non-empty).
+// matches, as a backtracking matcher tries the alternatives. It is that
+// pattern written out by hand: the encoder's own regexp engine allocates a
+// match per piece and was most of the indexer's time, while the pieces
+// themselves repeat endlessly and are counted once each (pieceTable). s
+// must be valid UTF-8 without DEL (Count ensures both). The tests compare
+// Count with the encoder's own count on random text over the pattern's
+// class edges, on the Go tree's files, and by fuzzing.
 func nextPiece(s string) int {
+	if c := s[0]; c < utf8.RuneSelf && asciiClass[c] == classLetter {
+		return run(s, 1, classLetter, unicode.IsLetter) // most pieces: a word
+	}
 	r, size := decode(s, 0)
 	// 's 't 're 've 'm 'll 'd, in any case.
 	if r == '\'' && len(s) > 1 {
@@ -35,11 +30,11 @@ func nextPiece(s string) int {
 	}
 	// [^\r\n\p{L}\p{N}]?\p{L}+
 	if isLetter(r) {
-		return size + letters(s[size:])
+		return run(s, size, classLetter, unicode.IsLetter)
 	}
 	if r != '\r' && r != '\n' && !isNumber(r) && size < len(s) {
 		if r2, _ := decode(s, size); isLetter(r2) {
-			return size + letters(s[size:])
+			return run(s, size, classLetter, unicode.IsLetter)
 		}
 	}
 	// \p{N}{1,3}
@@ -62,14 +57,7 @@ func nextPiece(s string) int {
 		}
 	}
 	if start > 0 || isSymbol(r) {
-		n := start
-		for n < len(s) {
-			r2, sz := decode(s, n)
-			if !isSymbol(r2) {
-				break
-			}
-			n += sz
-		}
+		n := run(s, start, classSymbol, isWideSymbol)
 		for n < len(s) && (s[n] == '\r' || s[n] == '\n') {
 			n++
 		}
@@ -82,12 +70,21 @@ func nextPiece(s string) int {
 		lastBreak = 0
 	}
 	for end < len(s) {
-		r2, sz := decode(s, end)
-		if !isSpace(r2) {
-			break
+		c := s[end]
+		if c < utf8.RuneSelf {
+			if asciiClass[c] != classSpace {
+				break
+			}
+			if c == '\r' || c == '\n' {
+				lastBreak = end
+			}
+			lastStart = end
+			end++
+			continue
 		}
-		if r2 == '\r' || r2 == '\n' {
-			lastBreak = end
+		r2, sz := utf8.DecodeRuneInString(s[end:])
+		if !unicode.IsSpace(r2) {
+			break
 		}
 		lastStart = end
 		end += sz
@@ -101,6 +98,26 @@ func nextPiece(s string) int {
 		return lastStart
 	}
 	return end // \s+
+}
+
+// run returns the end of the run of characters from s[n:] that are of
+// class, for ASCII, or satisfy wide, beyond it.
+func run(s string, n int, class uint8, wide func(rune) bool) int {
+	for n < len(s) {
+		if c := s[n]; c < utf8.RuneSelf {
+			if asciiClass[c] != class {
+				break
+			}
+			n++
+			continue
+		}
+		r, sz := utf8.DecodeRuneInString(s[n:])
+		if !wide(r) {
+			break
+		}
+		n += sz
+	}
+	return n
 }
 
 // contraction returns the length of s, or of the contraction suffix that
@@ -131,19 +148,6 @@ func contraction(s string) int {
 	return 0
 }
 
-// letters returns the length of the run of letters at the start of s.
-func letters(s string) int {
-	n := 0
-	for n < len(s) {
-		r, sz := decode(s, n)
-		if !isLetter(r) {
-			break
-		}
-		n += sz
-	}
-	return n
-}
-
 func decode(s string, i int) (rune, int) {
 	if c := s[i]; c < utf8.RuneSelf {
 		return rune(c), 1
@@ -151,16 +155,38 @@ func decode(s string, i int) (rune, int) {
 	return utf8.DecodeRuneInString(s[i:])
 }
 
+// Classes of ASCII characters under the pattern's \p{L}, \p{N} and \s.
+const (
+	classSymbol = iota
+	classLetter
+	classNumber
+	classSpace
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			t[c] = classLetter
+		case '0' <= c && c <= '9':
+			t[c] = classNumber
+		case c == ' ' || '\t' <= c && c <= '\r':
+			t[c] = classSpace
+		}
+	}
+	return t
+}()
+
 func isLetter(r rune) bool {
 	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		return asciiClass[r] == classLetter
 	}
 	return unicode.IsLetter(r)
 }
 
 func isNumber(r rune) bool {
 	if r < utf8.RuneSelf {
-		return '0' <= r && r <= '9'
+		return asciiClass[r] == classNumber
 	}
 	return unicode.IsNumber(r)
 }
@@ -169,10 +195,19 @@ func isNumber(r rune) bool {
 // to be unicode.IsSpace.
 func isSpace(r rune) bool {
 	if r < utf8.RuneSelf {
-		return r == ' ' || '\t' <= r && r <= '\r'
+		return asciiClass[r] == classSpace
 	}
 	return unicode.IsSpace(r)
 }
 
 // isSymbol is the pattern's [^\s\p{L}\p{N}].
-func isSymbol(r rune) bool { return !isSpace(r) && !isLetter(r) && !isNumber(r) }
+func isSymbol(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiClass[r] == classSymbol
+	}
+	return isWideSymbol(r)
+}
+
+func isWideSymbol(r rune) bool {
+	return !unicode.IsSpace(r) && !unicode.IsLetter(r) && !unicode.IsNumber(r)
+}

@@ -123,3 +123,47 @@ func FuzzCountMatchesEncoder(f *testing.F) {
 		}
 	})
 }
+
+// spaceRunEndByScan is spaceRunEnd the plain way: every byte looked at.
+func spaceRunEndByScan(s string) int {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			if run++; run == maxSpaceRun {
+				return i + 1
+			}
+		default:
+			run = 0
+		}
+	}
+	return 0
+}
+
+func TestSpaceRunEndFindsTheFirstLongRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		var b strings.Builder
+		for b.Len() < 2000 {
+			if r.IntN(4) == 0 {
+				b.WriteString(strings.Repeat(string(" \t\n\r\v\f"[r.IntN(6)]), 1+r.IntN(300)))
+			} else {
+				b.WriteString([]string{"x", "é", "\b", "ab", " y"}[r.IntN(5)])
+			}
+		}
+		s := b.String()
+		if got, want := spaceRunEnd(s), spaceRunEndByScan(s); got != want {
+			t.Fatalf("text %d: spaceRunEnd = %d, want %d", i, got, want)
+		}
+	}
+}
+
+func FuzzSpaceRunEnd(f *testing.F) {
+	f.Add("ab" + strings.Repeat(" ", 300))
+	f.Add(strings.Repeat(" \n", 200))
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := spaceRunEnd(s), spaceRunEndByScan(s); got != want {
+			t.Fatalf("spaceRunEnd = %d, want %d", got, want)
+		}
+	})
+}

@@ -5,8 +5,10 @@ package tokens
 
 import (
 	"hash/maphash"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -52,20 +54,75 @@ func Count(s string) int {
 		// of its own as DEL is in cl100k_base.
 		s = strings.ReplaceAll(s, "\x7f", "\x1f")
 	}
+	t := acquireTable()
+	defer t.mu.Unlock()
 	total := 0
 	for len(s) > 0 {
 		part := s[:cut(s)]
 		s = s[len(part):]
-		splitPieces(part, func(piece string) { total += pieceCount(c, piece) })
+		for len(part) > 0 {
+			n := nextPiece(part)
+			total += t.count(c, part[:n])
+			part = part[n:]
+		}
 	}
 	return total
 }
 
-// pieceCount is the number of tokens byte-pair encoding makes of one
-// pre-split piece. Source text repeats its pieces (keywords, identifiers,
-// indentation, punctuation) so much that remembering the short ones makes
-// counting several times faster than encoding every piece.
-func pieceCount(c tokenizer.Codec, piece string) int {
+// pieceTable remembers the byte-pair counts of short pieces. Source text
+// repeats its pieces (keywords, identifiers, indentation, punctuation) so
+// much that remembering them makes counting several times faster than
+// encoding every piece. A Count call holds one table for its whole run,
+// so a lookup needs no synchronisation of its own.
+type pieceTable struct {
+	mu    sync.Mutex
+	slots []pieceSlot // direct-mapped by the piece's hash
+}
+
+type pieceSlot struct {
+	piece string
+	count int32
+}
+
+const (
+	// maxCachedPiece bounds the pieces remembered (whitespace up to
+	// maxSpaceRun): longer ones rarely repeat.
+	maxCachedPiece = 32
+	tableSlots     = 1 << 15
+)
+
+var (
+	pieceSeed  = maphash.MakeSeed()
+	tables     []pieceTable
+	tablesOnce sync.Once
+	nextTable  atomic.Uint32
+	tableCount = runtime.NumCPU
+)
+
+// acquireTable returns a table locked for the caller, preferring one no
+// other Count holds.
+func acquireTable() *pieceTable {
+	tablesOnce.Do(func() {
+		tables = make([]pieceTable, min(max(2*tableCount(), 4), 32))
+		for i := range tables {
+			tables[i].slots = make([]pieceSlot, tableSlots)
+		}
+	})
+	first := int(nextTable.Add(1))
+	for i := range tables {
+		t := &tables[(first+i)%len(tables)]
+		if t.mu.TryLock() {
+			return t
+		}
+	}
+	t := &tables[first%len(tables)]
+	t.mu.Lock()
+	return t
+}
+
+// count is the number of tokens byte-pair encoding makes of one pre-split
+// piece.
+func (t *pieceTable) count(c tokenizer.Codec, piece string) int {
 	if len(piece) == 1 {
 		return 1 // every byte is a token of its own
 	}
@@ -73,26 +130,15 @@ func pieceCount(c tokenizer.Codec, piece string) int {
 		n, _ := c.Count(piece) // Count fails only on invalid UTF-8 in strict mode
 		return n
 	}
-	sh := &pieceCache[maphash.String(pieceSeed, piece)%uint64(len(pieceCache))]
-	sh.mu.RLock()
-	n, ok := sh.counts[piece]
-	sh.mu.RUnlock()
-	if ok {
-		return int(n)
+	slot := &t.slots[maphash.String(pieceSeed, piece)%tableSlots]
+	if slot.piece == piece {
+		return int(slot.count)
 	}
 	// The encoder's pre-split of the piece alone is the piece itself, so
 	// this is the piece's byte-pair count.
-	count, _ := c.Count(piece)
-	sh.mu.Lock()
-	if len(sh.counts) >= maxShardPieces {
-		clear(sh.counts) // the working set of a repository refills it at once
-	}
-	if sh.counts == nil {
-		sh.counts = make(map[string]int32)
-	}
-	sh.counts[strings.Clone(piece)] = int32(count)
-	sh.mu.Unlock()
-	return count
+	n, _ := c.Count(piece)
+	*slot = pieceSlot{piece: strings.Clone(piece), count: int32(n)}
+	return n
 }
 
 // isSpaceRun reports whether piece is ASCII whitespace: indentation and
@@ -107,38 +153,42 @@ func isSpaceRun(piece string) bool {
 	return true
 }
 
-// The piece cache: pieces up to maxCachedPiece bytes (whitespace up to
-// maxSpaceRun), at most
-// len(pieceCache)*maxShardPieces of them (a few MiB), in shards so that
-// the indexer's workers rarely wait on each other.
-const (
-	maxCachedPiece = 32
-	maxShardPieces = 4096
-)
-
-var (
-	pieceSeed  = maphash.MakeSeed()
-	pieceCache [64]struct {
-		mu     sync.RWMutex
-		counts map[string]int32
+// spaceRunEnd returns the index just past the first maxSpaceRun bytes of
+// ASCII whitespace in a row in s, or 0 if there are none. Such a run covers
+// two of the bytes at every stride of half its length, so those alone are
+// looked at until one is whitespace.
+func spaceRunEnd(s string) int {
+	const stride = maxSpaceRun / 2
+	scanned := 0 // s[:scanned] holds no run long enough
+	for p := stride - 1; p < len(s); p += stride {
+		if !isSpaceByte(s[p]) {
+			continue
+		}
+		a := p
+		for a > scanned && isSpaceByte(s[a-1]) {
+			a--
+		}
+		e := p + 1
+		for e < len(s) && e < a+maxSpaceRun && isSpaceByte(s[e]) {
+			e++
+		}
+		if e-a == maxSpaceRun {
+			return e
+		}
+		scanned = e
 	}
-)
+	return 0
+}
+
+func isSpaceByte(c byte) bool { return c < utf8.RuneSelf && asciiClass[c] == classSpace }
 
 // cut returns the length of the next piece of s: up to the point where a
 // whitespace run reaches maxSpaceRun bytes, if one does within pieceSize;
 // else all of s when short; else up to the last newline within pieceSize,
 // the last space, or the last rune boundary.
 func cut(s string) int {
-	run := 0
-	for i := 0; i < len(s) && i < pieceSize; i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r', '\v', '\f':
-			if run++; run == maxSpaceRun {
-				return i + 1
-			}
-		default:
-			run = 0
-		}
+	if end := spaceRunEnd(s[:min(len(s), pieceSize)]); end > 0 {
+		return end
 	}
 	if len(s) <= pieceSize {
 		return len(s)
