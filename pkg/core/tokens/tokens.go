@@ -4,7 +4,9 @@
 package tokens
 
 import (
+	"fmt"
 	"hash/maphash"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -31,6 +33,27 @@ var codec = sync.OnceValues(func() (tokenizer.Codec, error) {
 	return tokenizer.Get(tokenizer.Cl100kBase)
 })
 
+// ranks maps every cl100k_base token to its rank (its id), read from the
+// encoder's own vocabulary on first use, so that short pieces are merged
+// here without the encoder's regexp, which costs microseconds a piece.
+var ranks = sync.OnceValues(func() (map[string]int32, error) {
+	c, err := codec()
+	if err != nil {
+		return nil, err
+	}
+	const ordinary = 100256 // ids above are special tokens
+	m := make(map[string]int32, ordinary)
+	for id := range ordinary {
+		if t, err := c.Decode([]uint{uint(id)}); err == nil && t != "" {
+			m[t] = int32(id)
+		}
+	}
+	if len(m) != ordinary {
+		return nil, fmt.Errorf("tokens: cl100k_base has %d of %d ordinary tokens", len(m), ordinary)
+	}
+	return m, nil
+})
+
 // Count returns the number of cl100k_base tokens in s. Text longer than 64
 // KiB is counted in pieces cut at newlines (or, failing that, at spaces or
 // any rune boundary), which may differ from the exact count by a token per
@@ -40,6 +63,9 @@ func Count(s string) int {
 		return 0
 	}
 	c, err := codec()
+	if err == nil {
+		_, err = ranks()
+	}
 	if err != nil {
 		// The encoding is compiled into the binary; failing to load it is a
 		// build defect, not a runtime condition.
@@ -86,7 +112,7 @@ type pieceSlot struct {
 
 const (
 	// maxCachedPiece bounds the pieces remembered (whitespace up to
-	// maxSpaceRun): longer ones rarely repeat.
+	// maxSpaceRun, which Count never exceeds): longer ones rarely repeat.
 	maxCachedPiece = 32
 	tableSlots     = 1 << 15
 )
@@ -108,14 +134,14 @@ func acquireTable() *pieceTable {
 			tables[i].slots = make([]pieceSlot, tableSlots)
 		}
 	})
-	first := int(nextTable.Add(1))
+	// The first free table, so that one table learns a repository's
+	// pieces while Count runs alone, and others only when it runs at once.
 	for i := range tables {
-		t := &tables[(first+i)%len(tables)]
-		if t.mu.TryLock() {
+		if t := &tables[i]; t.mu.TryLock() {
 			return t
 		}
 	}
-	t := &tables[first%len(tables)]
+	t := &tables[int(nextTable.Add(1))%len(tables)]
 	t.mu.Lock()
 	return t
 }
@@ -126,19 +152,73 @@ func (t *pieceTable) count(c tokenizer.Codec, piece string) int {
 	if len(piece) == 1 {
 		return 1 // every byte is a token of its own
 	}
-	if len(piece) > maxCachedPiece && !(len(piece) <= maxSpaceRun && isSpaceRun(piece)) {
+	if len(piece) > maxMergedPiece {
 		n, _ := c.Count(piece) // Count fails only on invalid UTF-8 in strict mode
 		return n
+	}
+	if len(piece) > maxCachedPiece && !isSpaceRun(piece) {
+		return mergeCount(piece)
 	}
 	slot := &t.slots[maphash.String(pieceSeed, piece)%tableSlots]
 	if slot.piece == piece {
 		return int(slot.count)
 	}
-	// The encoder's pre-split of the piece alone is the piece itself, so
-	// this is the piece's byte-pair count.
-	n, _ := c.Count(piece)
+	n := mergeCount(piece)
 	*slot = pieceSlot{piece: strings.Clone(piece), count: int32(n)}
 	return n
+}
+
+// maxMergedPiece bounds the pieces mergeCount merges; the encoder merges
+// longer ones (rare: a word of hundreds of letters) in O(n log n).
+const maxMergedPiece = maxSpaceRun
+
+// mergeCount returns the number of tokens byte-pair encoding makes of a
+// piece of at most maxMergedPiece bytes: starting from its bytes, the
+// adjacent pair whose joined bytes have the lowest rank is merged, the
+// leftmost on a tie, until no pair is a token.
+func mergeCount(piece string) int {
+	rs, _ := ranks() // loaded by Count
+	if _, ok := rs[piece]; ok {
+		return 1
+	}
+	const none = math.MaxInt32
+	var bounds [maxMergedPiece + 1]int32
+	var pairRank [maxMergedPiece + 1]int32 // pairRank[i]: parts i and i+1 joined
+	n := len(piece) + 1                    // boundaries
+	for i := range n {
+		bounds[i] = int32(i)
+	}
+	rankOf := func(i int) int32 {
+		if i+2 >= n {
+			return none
+		}
+		if r, ok := rs[piece[bounds[i]:bounds[i+2]]]; ok {
+			return r
+		}
+		return none
+	}
+	for i := range n - 1 {
+		pairRank[i] = rankOf(i)
+	}
+	for n > 2 {
+		lowest, at := int32(none), -1
+		for i := range n - 2 {
+			if pairRank[i] < lowest {
+				lowest, at = pairRank[i], i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		copy(bounds[at+1:n-1], bounds[at+2:n])
+		copy(pairRank[at+1:n-1], pairRank[at+2:n])
+		n--
+		pairRank[at] = rankOf(at)
+		if at > 0 {
+			pairRank[at-1] = rankOf(at - 1)
+		}
+	}
+	return n - 1
 }
 
 // isSpaceRun reports whether piece is ASCII whitespace: indentation and
