@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,75 +79,40 @@ func Count(s string) int {
 		// of its own as DEL is in cl100k_base.
 		s = strings.ReplaceAll(s, "\x7f", "\x1f")
 	}
-	t := acquireTable()
-	defer t.mu.Unlock()
 	total := 0
 	for len(s) > 0 {
 		part := s[:cut(s)]
 		s = s[len(part):]
 		for len(part) > 0 {
 			n := nextPiece(part)
-			total += t.count(c, part[:n])
+			total += pieceCount(c, part[:n])
 			part = part[n:]
 		}
 	}
 	return total
 }
 
-// pieceTable remembers the byte-pair counts of short pieces. Source text
-// repeats its pieces (keywords, identifiers, indentation, punctuation) so
-// much that remembering them makes counting several times faster than
-// encoding every piece. A Count call holds one table for its whole run,
-// so a lookup needs no synchronisation of its own.
-type pieceTable struct {
-	mu    sync.Mutex
-	slots []pieceSlot // direct-mapped by the piece's hash
-}
+// pieceCounts remembers the byte-pair counts of short pieces, direct-mapped
+// by a piece's hash. Source text repeats its pieces (keywords, identifiers,
+// indentation, punctuation) so much that remembering them makes counting
+// several times faster than merging every piece. Entries are immutable and
+// swapped whole, so every Count shares the table without locks.
+var pieceCounts [1 << 16]atomic.Pointer[pieceEntry]
 
-type pieceSlot struct {
+type pieceEntry struct {
 	piece string
-	count int32
+	count int
 }
 
-const (
-	// maxCachedPiece bounds the pieces remembered (whitespace up to
-	// maxSpaceRun, which Count never exceeds): longer ones rarely repeat.
-	maxCachedPiece = 32
-	tableSlots     = 1 << 15
-)
+// maxCachedPiece bounds the pieces remembered, but for whitespace (up to
+// maxSpaceRun, which Count never exceeds): longer ones rarely repeat.
+const maxCachedPiece = 32
 
-var (
-	pieceSeed  = maphash.MakeSeed()
-	tables     []pieceTable
-	tablesOnce sync.Once
-	nextTable  atomic.Uint32
-	tableCount = runtime.NumCPU
-)
+var pieceSeed = maphash.MakeSeed()
 
-// acquireTable returns a table locked for the caller, preferring one no
-// other Count holds.
-func acquireTable() *pieceTable {
-	tablesOnce.Do(func() {
-		tables = make([]pieceTable, min(max(2*tableCount(), 4), 32))
-		for i := range tables {
-			tables[i].slots = make([]pieceSlot, tableSlots)
-		}
-	})
-	// The first free table, so that one table learns a repository's
-	// pieces while Count runs alone, and others only when it runs at once.
-	for i := range tables {
-		if t := &tables[i]; t.mu.TryLock() {
-			return t
-		}
-	}
-	t := &tables[int(nextTable.Add(1))%len(tables)]
-	t.mu.Lock()
-	return t
-}
-
-// count is the number of tokens byte-pair encoding makes of one pre-split
-// piece.
-func (t *pieceTable) count(c tokenizer.Codec, piece string) int {
+// pieceCount is the number of tokens byte-pair encoding makes of one
+// pre-split piece.
+func pieceCount(c tokenizer.Codec, piece string) int {
 	if len(piece) == 1 {
 		return 1 // every byte is a token of its own
 	}
@@ -159,12 +123,12 @@ func (t *pieceTable) count(c tokenizer.Codec, piece string) int {
 	if len(piece) > maxCachedPiece && !isSpaceRun(piece) {
 		return mergeCount(piece)
 	}
-	slot := &t.slots[maphash.String(pieceSeed, piece)%tableSlots]
-	if slot.piece == piece {
-		return int(slot.count)
+	slot := &pieceCounts[maphash.String(pieceSeed, piece)%uint64(len(pieceCounts))]
+	if e := slot.Load(); e != nil && e.piece == piece {
+		return e.count
 	}
 	n := mergeCount(piece)
-	*slot = pieceSlot{piece: strings.Clone(piece), count: int32(n)}
+	slot.Store(&pieceEntry{piece: strings.Clone(piece), count: n})
 	return n
 }
 
