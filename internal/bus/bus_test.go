@@ -199,3 +199,47 @@ func TestDrainFinishesInFlight(t *testing.T) {
 		t.Fatal("the in-flight message was not acked before Run returned")
 	}
 }
+
+func TestInterruptibleWorkerPutsItsMessageBackOnStop(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{MaxDeliver: 3})
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	w := bus.NewWorker(conn, bus.WorkerConfig{
+		Stream: events.IngestStream, Consumer: events.IndexerConsumer, MaxDeliver: 3, Interruptible: true,
+		RetryDelay: func(uint64) time.Duration { return time.Hour },
+	}, func(ctx context.Context, env events.Envelope) error {
+		close(started)
+		<-ctx.Done() // a long piece of work that honours its context
+		return ctx.Err()
+	})
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	publish(t, conn, 1)
+	<-started
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(deadLetters(t, conn)); n != 0 {
+		t.Fatalf("%d dead letters for a handler stopped by shutdown", n)
+	}
+	// Put back at once, not after the hour-long retry delay: the next
+	// worker gets it straight away.
+	got := make(chan uint64, 1)
+	stop := runWorker(t, conn, func(ctx context.Context, env events.Envelope) error {
+		select {
+		case got <- env.StreamSeq:
+		default:
+		}
+		return nil
+	})
+	defer stop()
+	select {
+	case seq := <-got:
+		if seq != 1 {
+			t.Fatalf("redelivered seq %d", seq)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupted message was not handed to the next worker")
+	}
+}

@@ -79,7 +79,13 @@ type WorkerConfig struct {
 	// RetryDelay is the redelivery delay after the n-th failed delivery;
 	// default grows from 1 s to 30 s.
 	RetryDelay func(delivered uint64) time.Duration
-	Logger     *slog.Logger
+	// Interruptible hands handlers a context that ends when Run's does. By
+	// default a handler in the middle of its work finishes it and acks;
+	// one that may run for long (embedding a large file) is better stopped:
+	// it returns the context's error and its message is put back at once,
+	// to be handled again after a restart.
+	Interruptible bool
+	Logger        *slog.Logger
 }
 
 func (c *WorkerConfig) setDefaults() {
@@ -136,8 +142,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer sub.Unsubscribe()
 
 	// Handlers run in their own context: cancelling Run stops intake, but a
-	// handler in the middle of a write finishes it and acks.
+	// handler in the middle of a write finishes it and acks, unless the
+	// worker is interruptible.
 	handlerCtx := context.WithoutCancel(ctx)
+	if w.cfg.Interruptible {
+		handlerCtx = ctx
+	}
 	sem := make(chan struct{}, w.cfg.Concurrency)
 	var inflight sync.WaitGroup
 	// When the connection is lost rather than drained, Closed fires while
@@ -215,6 +225,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			// redelivery after a lost ack changes nothing.
 			log.Warn("ack not confirmed; message may be redelivered", "err", aerr)
 		}
+		return
+	}
+	if w.cfg.Interruptible && ctx.Err() != nil {
+		// Stopped, not failed: put it back for whoever runs next, without
+		// a delay and without a dead letter.
+		log.Debug("handler interrupted by shutdown; message put back", "err", err)
+		_ = msg.Nak()
 		return
 	}
 	if errors.Is(err, ErrPermanent) || int(env.Delivered) >= w.cfg.MaxDeliver {

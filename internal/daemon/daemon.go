@@ -8,6 +8,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,6 +34,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/llm"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/tasks"
@@ -194,6 +196,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("config [extract]: %w", err)
 	}
+	// The roles share this process's cores: indexing, materialising and
+	// answering run as soon as they have work, embedding only while they
+	// have none.
+	gate := priority.New(0)
 	// Embeddings trail indexing: the indexer asks the embed worker for the
 	// vectors of each record it stores, unless the model is "none".
 	emb, err := provider.Open(cfg.Embed.Model, provider.Config{OllamaHost: cfg.Embed.OllamaHost, Logger: log.With("role", "embedder")})
@@ -214,11 +220,11 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 			log.Info("stopped", "component", "vector-cache")
 		}()
-		if embedder, err = embedworker.New(conn, emb, embedworker.Config{Cache: vc}, log); err != nil {
+		if embedder, err = embedworker.New(conn, emb, embedworker.Config{Cache: vc, Gate: gate}, log); err != nil {
 			return err
 		}
 	}
-	idxCfg := indexer.Config{}
+	idxCfg := indexer.Config{Gate: gate}
 	if embedder != nil {
 		idxCfg.EmbedModel = embedder.Model()
 	}
@@ -235,7 +241,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	// The edge embeds queries with the same model (uncached: queries
 	// rarely repeat) and searches only that model's vectors.
-	mat, err := edge.OpenOnWith(ctx, conn.JS, ws.StateDir("edge"), edge.Options{Logger: log.With("role", "edge"), Embedder: emb})
+	mat, err := edge.OpenOnWith(ctx, conn.JS, ws.StateDir("edge"), edge.Options{Logger: log.With("role", "edge"), Embedder: emb, Gate: gate})
 	if err != nil {
 		return err
 	}
@@ -270,7 +276,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// it so that their refusals are counted too. The edge itself keeps
 	// each identity to its repos.
 	metrics := telemetry.NewMetrics()
-	caller := metrics.Instrument(access.RateLimit(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name, log.With("role", "mcp")), limiter, log.With("role", "mcp")))
+	caller := metrics.Instrument(access.RateLimit(foreground(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name, log.With("role", "mcp")), gate), limiter, log.With("role", "mcp")))
 	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)
@@ -387,6 +393,14 @@ func Caller(nc *nats.Conn, info workspace.DaemonInfo, token string, log *slog.Lo
 	return query.NewFallback(
 		query.Route{Name: "team", Prefix: info.TeamQueryPrefix, Caller: team},
 		query.Route{Name: "local", Prefix: info.QueryPrefix, Caller: local}, log), nil
+}
+
+// foreground counts each tool call as foreground work at gate.
+func foreground(c tools.Caller, gate *priority.Gate) tools.Caller {
+	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		defer gate.Begin()()
+		return c.Call(ctx, tool, args)
+	})
 }
 
 func splitListen(listen string) (string, int, error) {

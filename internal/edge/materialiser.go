@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/vector"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -76,6 +77,9 @@ type Config struct {
 	// that lets tests (and tracing) observe a replay in progress; ctx ends
 	// when Run is stopping.
 	BeforeApply func(ctx context.Context, bucket string, entries int)
+	// Gate, if set, counts applying a batch as foreground work, so that
+	// background embedding in the same process gives way to it.
+	Gate *priority.Gate
 }
 
 func (c *Config) setDefaults() {
@@ -511,7 +515,10 @@ func (m *Materialiser) watch(ctx context.Context, f feed) (progressed bool, err 
 		if hook := m.cfg.BeforeApply; hook != nil {
 			hook(ctx, f.bucket, len(batch))
 		}
-		if err := f.apply(ctx, batch); err != nil {
+		end := m.cfg.Gate.Begin()
+		err := f.apply(ctx, batch)
+		end()
+		if err != nil {
 			return progressed, err
 		}
 		f.progress.appliedAt.Store(time.Now().UnixNano())
@@ -940,13 +947,15 @@ type Options struct {
 	Embedder embed.Embedder
 	// BeforeApply is Config.BeforeApply.
 	BeforeApply func(ctx context.Context, bucket string, entries int)
+	// Gate is Config.Gate.
+	Gate *priority.Gate
 }
 
 // OpenOnWith is OpenOn with options: the materialiser also follows the
 // cue_memories bucket and, with an Embedder, that model's records in the
 // cue_vectors bucket, which must then exist too.
 func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Options) (*Materialiser, error) {
-	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder, BeforeApply: opts.BeforeApply}
+	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder, BeforeApply: opts.BeforeApply, Gate: opts.Gate}
 	mems, err := js.KeyValue(ctx, events.MemoriesBucket)
 	if err != nil {
 		return nil, fmt.Errorf("edge: bucket %s: %w (run `cue up` or the provisioning of this release to create it)", events.MemoriesBucket, err)

@@ -7,6 +7,8 @@ package embed
 import (
 	"context"
 	"errors"
+
+	"github.com/cuedeck/cuedeck/internal/priority"
 )
 
 // Embedder turns texts into L2-normalised vectors.
@@ -24,3 +26,11 @@ type Embedder interface {
 // ErrUnavailable wraps failures that mean "no embeddings right now" (the
 // model server is down, the breaker is open): callers carry on keyword-only.
 var ErrUnavailable = errors.New("embedder unavailable")
+
+// Yielding is implemented by embedders that compute on this process's own
+// cores (the built-in model): Yielding returns an embedder of the same
+// model that waits at g between steps of a few milliseconds, so that
+// embedding in the background never holds up foreground work for longer.
+type Yielding interface {
+	Yielding(g *priority.Gate) Embedder
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
+	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -57,6 +58,12 @@ type Config struct {
 	// doubling to 5 min. No delivery cap applies: only requests that can
 	// never succeed are dead-lettered.
 	RetryDelay func(delivered uint64) time.Duration
+	// Gate, if set, makes the worker background work: it waits at the gate
+	// before each request, and an embedder that computes on this
+	// process's cores (embed.Yielding) waits there between steps too. The
+	// laptop daemon sets it so that embedding never holds up indexing or
+	// answers; a worker process of its own needs none.
+	Gate *priority.Gate
 	// ReconcileEvery is how often the reconciler scans for missing vectors
 	// after the scan at start. Default 30 min: longer than the duplicate
 	// window, so a request dropped as stale is asked for again. Negative:
@@ -95,6 +102,9 @@ type Stats struct {
 	// Unavailable is the deliveries put back because the model could not
 	// answer.
 	Unavailable uint64
+	// Reconciles counts the reconciler's passes, Rerequested the requests
+	// they published for vectors found missing.
+	Reconciles, Rerequested uint64
 }
 
 // Service is the embed worker role for one model.
@@ -106,6 +116,7 @@ type Service struct {
 	logger *slog.Logger
 
 	embedded, removed, current, stale, unavailable atomic.Uint64
+	reconciles, rerequested                        atomic.Uint64
 }
 
 // New builds an embed worker on conn for e's model; the topology must be
@@ -116,6 +127,9 @@ func New(conn *bus.Conn, e embed.Embedder, cfg Config, logger *slog.Logger) (*Se
 	}
 	model := e.ModelID()
 	cfg.setDefaults(model)
+	if y, ok := e.(embed.Yielding); ok && cfg.Gate != nil {
+		e = y.Yielding(cfg.Gate)
+	}
 	if cfg.Cache != nil {
 		e = cache.Wrap(e, cfg.Cache)
 	}
@@ -131,7 +145,8 @@ func (s *Service) Model() string { return s.model }
 // Stats returns the counters.
 func (s *Service) Stats() Stats {
 	return Stats{Embedded: s.embedded.Load(), Removed: s.removed.Load(), Current: s.current.Load(),
-		Stale: s.stale.Load(), Unavailable: s.unavailable.Load()}
+		Stale: s.stale.Load(), Unavailable: s.unavailable.Load(),
+		Reconciles: s.reconciles.Load(), Rerequested: s.rerequested.Load()}
 }
 
 // Run embeds until ctx is cancelled, then drains its consumer; the
@@ -144,7 +159,10 @@ func (s *Service) Run(ctx context.Context) error {
 		Concurrency: s.cfg.Concurrency,
 		MaxDeliver:  math.MaxInt, // the consumer's is -1: unlimited
 		RetryDelay:  s.cfg.RetryDelay,
-		Logger:      s.logger,
+		// Embedding a large file takes seconds: shutting down stops it
+		// mid-file, and it is embedded again after a restart.
+		Interruptible: true,
+		Logger:        s.logger,
 	}, s.Handle)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.Run(gctx) })
@@ -156,7 +174,11 @@ func (s *Service) Run(ctx context.Context) error {
 
 func (s *Service) reconcileLoop(ctx context.Context) {
 	for {
-		if _, err := s.Reconcile(ctx); err != nil && ctx.Err() == nil {
+		err := s.waitQueueEmpty(ctx)
+		if err == nil {
+			_, err = s.Reconcile(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
 			s.logger.Warn("reconcile failed; will try again", "err", err, "retry_in", s.cfg.ReconcileEvery)
 		}
 		t := time.NewTimer(s.cfg.ReconcileEvery)
@@ -191,6 +213,13 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		log.Debug("dropping request for another model", "requested", req.Model)
 		return nil
 	}
+	// Held at the gate while a repository is indexed, or embedding a
+	// large file, a request can outlast the consumer's AckWait: tell the
+	// server it is still in hand, so it is not handed out again.
+	defer keepInProgress(ctx, inProgressEvery)()
+	if err := s.cfg.Gate.Wait(ctx); err != nil {
+		return err
+	}
 	for range 20 {
 		err := s.handleOnce(ctx, req, log)
 		if !errors.Is(err, errConflict) {
@@ -198,6 +227,33 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		}
 	}
 	return fmt.Errorf("embedworker: %s/%s: too many concurrent writers", req.Repo, req.Path)
+}
+
+// inProgressEvery is how often a request in hand is reported in progress:
+// well within the embedder consumer's AckWait of five minutes.
+const inProgressEvery = time.Minute
+
+// keepInProgress reports the message of ctx in progress every interval
+// until the returned stop is called.
+func keepInProgress(ctx context.Context, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = bus.InProgress(ctx)
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 func (s *Service) handleOnce(ctx context.Context, req events.EmbedRequest, log *slog.Logger) error {

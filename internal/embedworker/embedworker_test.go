@@ -16,6 +16,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ollamatest"
+	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -371,5 +372,54 @@ func TestModelSwitchReembedsInTheBackground(t *testing.T) {
 	}
 	if r.Docs != 3 || r.Vectors != 3 || r.Requested != 0 || r.Removals != 0 {
 		t.Fatalf("second reconcile: %+v", r)
+	}
+}
+
+// A daemon restarted with embed requests still queued asks for none of
+// them again: the reconciler's first scan waits for the queue to drain,
+// and the worker, gated as background work, embeds only while no
+// foreground work runs.
+func TestRestartWithQueuedRequestsAsksForNothingTwiceAndYieldsToForeground(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	e := fastOllama(t, srv, "all-minilm")
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	paths := []string{"a.md", "b.md", "c.md"}
+	for i, p := range paths {
+		index(t, idx, uint64(i+1), upsert(p, fmt.Sprintf("# %s\ncontent of %s\n", p, p)))
+	}
+
+	gate := priority.New(time.Millisecond)
+	end := gate.Begin() // indexing, say, runs when the worker starts
+	cfg := fastConfig(openCache(t))
+	cfg.ReconcileEvery = time.Hour // the pass at start is the one tested
+	cfg.Gate = gate
+	w := start(t, conn, e, cfg)
+	bustest.Eventually(t, 10*time.Second, "the worker holding requests at the gate", func() bool {
+		cons, err := conn.JS.Consumer(context.Background(), events.EmbedStream, events.EmbedderConsumer)
+		if err != nil {
+			return false
+		}
+		info, err := cons.Info(context.Background())
+		return err == nil && info.NumAckPending > 0
+	})
+	if n := len(srv.Inputs()); n != 0 {
+		t.Fatalf("%d texts embedded while foreground work ran", n)
+	}
+	if s := w.Stats(); s.Reconciles != 0 || s.Rerequested != 0 {
+		t.Fatalf("reconciled with the queue still full: %+v", s)
+	}
+
+	end()
+	bustest.Eventually(t, 15*time.Second, "vectors of every doc and the start-up reconcile", func() bool {
+		for _, p := range paths {
+			if _, ok := vectors(t, conn, e.ModelID(), p); !ok {
+				return false
+			}
+		}
+		return w.Stats().Reconciles == 1
+	})
+	if s := w.Stats(); s.Rerequested != 0 || s.Embedded != uint64(len(paths)) {
+		t.Fatalf("stats %+v: want every queued request embedded once and none asked for again", s)
 	}
 }

@@ -59,6 +59,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 			return r, err
 		}
 		r.Requested++
+		s.rerequested.Add(1)
 		if r.Requested%1000 == 0 {
 			s.logger.Info("reconcile: progress", "requested", r.Requested, "docs", len(docs))
 		}
@@ -77,8 +78,45 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 		}
 		r.Removals++
 	}
+	s.reconciles.Add(1)
 	s.logger.Info("reconcile: done", "docs", r.Docs, "vectors", r.Vectors, "requested", r.Requested, "removals", r.Removals, "took", time.Since(start).Round(time.Millisecond))
 	return r, nil
+}
+
+// queuePoll is how often waitQueueEmpty looks at the queue.
+const queuePoll = 2 * time.Second
+
+// waitQueueEmpty returns once the embed queue holds no request, queued or
+// in hand: a scan then asks only for vectors that no queued request will
+// bring, rather than asking a second time for every document still queued
+// when the daemon restarted.
+func (s *Service) waitQueueEmpty(ctx context.Context) error {
+	cons, err := s.conn.JS.Consumer(ctx, events.EmbedStream, events.EmbedderConsumer)
+	if err != nil {
+		return fmt.Errorf("embedworker: consumer %s: %w", events.EmbedderConsumer, err)
+	}
+	logged := false
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("embedworker: consumer %s: %w", events.EmbedderConsumer, err)
+		}
+		queued := info.NumPending + uint64(info.NumAckPending)
+		if queued == 0 {
+			return nil
+		}
+		if !logged {
+			s.logger.Info("reconcile: waiting for the queued requests first", "queued", queued)
+			logged = true
+		}
+		t := time.NewTimer(queuePoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 type docState struct {

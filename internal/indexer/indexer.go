@@ -23,6 +23,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/docparse"
+	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/pkg/core/importance"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -42,6 +43,9 @@ type Config struct {
 	// every record stored; empty publishes no EmbedRequests (keyword
 	// search only).
 	EmbedModel string
+	// Gate, if set, counts indexing a file as foreground work, so that
+	// background embedding in the same process gives way to it.
+	Gate *priority.Gate
 }
 
 func (c *Config) setDefaults() {
@@ -117,6 +121,7 @@ func (s *Service) Run(ctx context.Context) error {
 // Handle indexes one file event. It is idempotent: the record it writes is
 // a function of the event and its stream sequence.
 func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
+	defer s.cfg.Gate.Begin()()
 	var rec events.DocRecord
 	var cardCh *cardChange
 	switch ev := env.Event.(type) {

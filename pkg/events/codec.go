@@ -33,7 +33,44 @@ func Encode(ev Event) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", ev.EventKind(), err)
 	}
-	return json.Marshal(wire{V: Version, Kind: ev.EventKind(), Data: data})
+	// The envelope by hand: json.Marshal would scan data, which can be a
+	// whole file's content, once more to compact it.
+	v, _ := json.Marshal(Version)
+	kind, _ := json.Marshal(ev.EventKind())
+	out := make([]byte, 0, len(data)+len(v)+len(kind)+24)
+	out = append(out, `{"v":`...)
+	out = append(out, v...)
+	out = append(out, `,"kind":`...)
+	out = append(out, kind...)
+	out = append(out, `,"data":`...)
+	out = append(out, data...)
+	return append(out, '}'), nil
+}
+
+// envelope splits b, as Encode writes it, into its version, kind and
+// data without scanning the data; ok is false for any other layout.
+func envelope(b []byte) (v string, kind Kind, data []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"v":"`))
+	if !ok {
+		return "", "", nil, false
+	}
+	i := bytes.IndexByte(rest, '"')
+	if i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+		return "", "", nil, false
+	}
+	v, rest = string(rest[:i]), rest[i+1:]
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"kind":"`)); !ok {
+		return "", "", nil, false
+	}
+	i = bytes.IndexByte(rest, '"')
+	if i < 0 || bytes.IndexByte(rest[:i], '\\') >= 0 {
+		return "", "", nil, false
+	}
+	kind, rest = Kind(rest[:i]), rest[i+1:]
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"data":`)); !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
+		return "", "", nil, false
+	}
+	return v, kind, rest[:len(rest)-1], true
 }
 
 // Decode decodes an encoded event and validates it. If the event's major
@@ -45,6 +82,19 @@ func Decode(b []byte) (Event, error) {
 	if len(b) > MaxEncodedSize {
 		return nil, fmt.Errorf("%w: %d bytes exceeds %d", ErrMalformed, len(b), MaxEncodedSize)
 	}
+	// What Encode wrote is read without a separate pass over the envelope;
+	// anything else, or a data part that does not decode alone (it held
+	// more fields), goes the general way.
+	if v, kind, data, ok := envelope(b); ok && checkVersion(v) == nil {
+		if ev, err := decodeData(kind, data); err == nil {
+			return ev, nil
+		}
+	}
+	return decodeAnyLayout(b)
+}
+
+// decodeAnyLayout is Decode for any JSON layout of the envelope.
+func decodeAnyLayout(b []byte) (Event, error) {
 	var w wire
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&w); err != nil {
@@ -56,32 +106,37 @@ func Decode(b []byte) (Event, error) {
 	if err := checkVersion(w.V); err != nil {
 		return nil, err
 	}
-	if len(w.Data) == 0 || bytes.Equal(w.Data, []byte("null")) {
-		return nil, fmt.Errorf("%w: %s event has no data", ErrMalformed, w.Kind)
+	return decodeData(w.Kind, w.Data)
+}
+
+// decodeData decodes and validates the data of an event of kind.
+func decodeData(kind Kind, data []byte) (Event, error) {
+	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
+		return nil, fmt.Errorf("%w: %s event has no data", ErrMalformed, kind)
 	}
 	var (
 		ev  Event
 		err error
 	)
-	switch w.Kind {
+	switch kind {
 	case KindFileUpserted:
-		ev, err = decodeAs[FileUpserted](w.Data)
+		ev, err = decodeAs[FileUpserted](data)
 	case KindFileDeleted:
-		ev, err = decodeAs[FileDeleted](w.Data)
+		ev, err = decodeAs[FileDeleted](data)
 	case KindFileSkipped:
-		ev, err = decodeAs[FileSkipped](w.Data)
+		ev, err = decodeAs[FileSkipped](data)
 	case KindTranscriptBatch:
-		ev, err = decodeAs[TranscriptBatch](w.Data)
+		ev, err = decodeAs[TranscriptBatch](data)
 	case KindTask:
-		ev, err = decodeAs[TaskEvent](w.Data)
+		ev, err = decodeAs[TaskEvent](data)
 	case KindDocRecord:
-		ev, err = decodeAs[DocRecord](w.Data)
+		ev, err = decodeAs[DocRecord](data)
 	case KindEmbedRequest:
-		ev, err = decodeAs[EmbedRequest](w.Data)
+		ev, err = decodeAs[EmbedRequest](data)
 	case KindVectorRecord:
-		ev, err = decodeAs[VectorRecord](w.Data)
+		ev, err = decodeAs[VectorRecord](data)
 	default:
-		return nil, fmt.Errorf("%w %q (this build knows file.upserted, file.deleted, file.skipped, transcript.batch, task, doc.record, embed.request, vector.record)", ErrUnknownKind, w.Kind)
+		return nil, fmt.Errorf("%w %q (this build knows file.upserted, file.deleted, file.skipped, transcript.batch, task, doc.record, embed.request, vector.record)", ErrUnknownKind, kind)
 	}
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package events
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
@@ -123,7 +125,25 @@ func TestRepoNames(t *testing.T) {
 	}
 }
 
+// Encode writes the envelope by hand; it must be what json.Marshal of the
+// envelope would write, so that readers of older releases read it.
+func TestEncodeWritesTheEnvelopeJSONWould(t *testing.T) {
+	for _, ev := range sampleEvents() {
+		got, err := Encode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(ev)
+		want, _ := json.Marshal(wire{V: Version, Kind: ev.EventKind(), Data: data})
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Encode(%s) = %s\nwant %s", ev.EventKind(), got, want)
+		}
+	}
+}
+
 func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"v":"1.0","kind":"doc.record","data":{"repo":"a","path":"b","deleted":true},"kind":"task"}`))
+	f.Add([]byte(`{"v":"1.0","kind":"doc.record","data":{"repo":"a","path":"b","deleted":true} }`))
 	for _, ev := range sampleEvents() {
 		b, _ := Encode(ev)
 		f.Add(b)
@@ -132,6 +152,11 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"v":"99","kind":"x"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ev, err := Decode(b)
+		// The fast path for Encode's own layout agrees with the general one.
+		general, gerr := decodeAnyLayout(b)
+		if (err == nil) != (gerr == nil) || !reflect.DeepEqual(ev, general) {
+			t.Fatalf("Decode = %v, %v; the general decoder %v, %v", ev, err, general, gerr)
+		}
 		if err != nil {
 			if ev != nil {
 				t.Fatal("an error must come with no event")

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/internal/version"
 )
 
@@ -32,9 +33,19 @@ var sharedModel = sync.OnceValues(func() (*model, error) {
 // it is safe for concurrent use.
 type Embedder struct {
 	scratch sync.Pool // *scratch, one per worker in flight
+	// gate, if set, holds each group back while foreground work runs.
+	gate *priority.Gate
 }
 
-var _ embed.Embedder = (*Embedder)(nil)
+var (
+	_ embed.Embedder = (*Embedder)(nil)
+	_ embed.Yielding = (*Embedder)(nil)
+)
+
+// Yielding returns an Embedder of the same model that waits at g before
+// each group of texts (at most 128 tokens of work, a few milliseconds), so
+// embedding in the background gives way to foreground work.
+func (e *Embedder) Yielding(g *priority.Gate) embed.Embedder { return &Embedder{gate: g} }
 
 // New returns an Embedder. The model is loaded by the first call to Embed.
 func New() *Embedder { return &Embedder{} }
@@ -64,7 +75,8 @@ func (e *Embedder) CountTokens(text string) (int, error) {
 // Each text is cut at 128 tokens. Short texts are embedded in groups and
 // the groups spread over up to GOMAXPROCS goroutines; ctx is checked before
 // each group (at most 128 tokens of work), and if it is done Embed returns
-// ctx.Err(). An error loading the embedded model is returned as is.
+// ctx.Err(). A Yielding embedder waits at its gate before each group too.
+// An error loading the embedded model is returned as is.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, ctx.Err()
@@ -104,7 +116,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		s.par = par
 		for {
 			g := int(next.Add(1)) - 1
-			if g >= len(groups) || ctx.Err() != nil {
+			if g >= len(groups) || e.gate.Wait(ctx) != nil {
 				return
 			}
 			lo, hi := groups[g][0], groups[g][1]

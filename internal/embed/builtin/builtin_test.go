@@ -10,6 +10,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/priority"
 )
 
 func embedOne(t testing.TB, e *Embedder, text string) []float32 {
@@ -243,4 +247,56 @@ func BenchmarkEmbedOneChunk(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestYieldingEmbedderWaitsForForegroundWork(t *testing.T) {
+	texts := []string{"hello world", chunk128(1), "authentication flow"}
+	want, err := New().Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		gate := priority.New(time.Millisecond)
+		end := gate.Begin()
+		bg := New().Yielding(gate)
+		done := make(chan [][]float32, 1)
+		go func() {
+			vecs, err := bg.Embed(context.Background(), texts)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- vecs
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("embedded while foreground work ran")
+		default:
+		}
+		end()
+		vecs := <-done
+		for i := range texts {
+			if !slices.Equal(vecs[i], want[i]) {
+				t.Errorf("text %d: the yielding embedder's vector differs", i)
+			}
+		}
+	})
+}
+
+func TestYieldingEmbedderHeldBackStopsWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := priority.New(0)
+		gate.Begin()
+		ctx, cancel := context.WithCancel(context.Background())
+		got := make(chan error, 1)
+		go func() {
+			_, err := New().Yielding(gate).Embed(ctx, []string{"a", "b"})
+			got <- err
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-got; !errors.Is(err, context.Canceled) {
+			t.Fatalf("held embedding ended with %v, want context.Canceled", err)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -164,37 +165,51 @@ func (ix *Index) Len() int {
 // before the index lock is taken.
 type analyzed struct {
 	lens [numFields]uint32
-	tfs  map[string][numFields]uint16
-	// stems maps each word as written to its term.
-	stems map[string]string
+	// terms are the document's distinct terms with their frequencies.
+	terms []analyzedTerm
+	// termOf maps each term's text, and words maps each word as written,
+	// to its place in terms.
+	termOf map[string]int32
+	words  map[string]int32
+}
+
+type analyzedTerm struct {
+	text string
+	tf   [numFields]uint16
 }
 
 func analyzeFields(doc Fields) analyzed {
 	a := analyzed{
-		tfs:   make(map[string][numFields]uint16),
-		stems: make(map[string]string),
+		termOf: make(map[string]int32),
+		words:  make(map[string]int32),
 	}
-	add := func(f int, text string) {
-		for _, w := range Tokenize(text) {
-			t, ok := a.stems[w]
-			if !ok {
-				t = stem(w)
-				a.stems[w] = t
+	f := 0
+	add := func(w string) {
+		i, ok := a.words[w]
+		if !ok {
+			t := stem(w)
+			if i, ok = a.termOf[t]; !ok {
+				i = int32(len(a.terms))
+				a.terms = append(a.terms, analyzedTerm{text: t})
+				a.termOf[t] = i
 			}
-			tf := a.tfs[t]
-			if tf[f] < math.MaxUint16 {
-				tf[f]++
-			}
-			a.tfs[t] = tf
-			a.lens[f]++
+			a.words[w] = i
 		}
+		if tf := &a.terms[i].tf[f]; *tf < math.MaxUint16 {
+			*tf++
+		}
+		a.lens[f]++
 	}
-	add(fieldPath, doc.Path)
-	add(fieldTitle, doc.Title)
+	f = fieldPath
+	eachToken(doc.Path, add)
+	f = fieldTitle
+	eachToken(doc.Title, add)
+	f = fieldHeadings
 	for _, h := range doc.Headings {
-		add(fieldHeadings, h)
+		eachToken(h, add)
 	}
-	add(fieldBody, doc.Body)
+	f = fieldBody
+	eachToken(doc.Body, add)
 	return a
 }
 
@@ -211,8 +226,17 @@ func sortedKeys[V any](m map[string]V) []string {
 // Upsert indexes doc under id, replacing whatever id held before.
 func (ix *Index) Upsert(id string, doc Fields) {
 	a := analyzeFields(doc)
-	texts := sortedKeys(a.tfs)
-	words := sortedKeys(a.stems)
+	words := sortedKeys(a.words)
+	// Terms in order of their text, so ids do not depend on the text's
+	// word order. Words and terms may share the document's memory
+	// (eachToken); the index keeps copies of those it adds, so as not to
+	// hold whole texts.
+	order := make([]int32, len(a.terms))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(a.terms[x].text, a.terms[y].text) })
+	tids := make([]uint32, len(a.terms))
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -222,12 +246,14 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	d := alloc(&ix.docs, &ix.freeDocs)
 	e := &ix.docs[d]
 	e.id, e.lens = id, a.lens
-	e.terms = make([]uint32, 0, len(texts))
-	for _, t := range texts {
-		tid := ix.termLocked(t)
+	e.terms = make([]uint32, 0, len(a.terms))
+	for _, i := range order {
+		t := a.terms[i]
+		tid := ix.termLocked(t.text)
+		tids[i] = tid
 		e.terms = append(e.terms, tid)
 		ps := ix.terms[tid].postings
-		p := posting{doc: d, tf: a.tfs[t]}
+		p := posting{doc: d, tf: t.tf}
 		if n := len(ps); n == 0 || ps[n-1].doc < d {
 			ps = append(ps, p)
 		} else {
@@ -238,7 +264,7 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	}
 	e.surfaces = make([]uint32, 0, len(words))
 	for _, w := range words {
-		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, ix.termIDs[a.stems[w]]))
+		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, tids[a.words[w]]))
 	}
 	for f, l := range a.lens {
 		ix.totalLens[f] += uint64(l)
@@ -296,6 +322,7 @@ func (ix *Index) termLocked(t string) uint32 {
 		return tid
 	}
 	tid := alloc(&ix.terms, &ix.freeTerms)
+	t = strings.Clone(t)
 	ix.terms[tid] = termEntry{text: t}
 	ix.termIDs[t] = tid
 	return tid
@@ -309,6 +336,7 @@ func (ix *Index) surfaceLocked(w string, tid uint32) uint32 {
 		return sid
 	}
 	sid := alloc(&ix.surfaces, &ix.freeSurfaces)
+	w = strings.Clone(w)
 	k := keyOf(w)
 	ix.surfaces[sid] = surfaceEntry{text: w, term: tid, docs: 1, bucketPos: len(ix.buckets[k])}
 	ix.buckets[k] = append(ix.buckets[k], bucketEntry{sid: sid, letters: letterSet(w)})

@@ -4,8 +4,12 @@
 package tokens
 
 import (
+	"fmt"
+	"hash/maphash"
+	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -28,6 +32,27 @@ var codec = sync.OnceValues(func() (tokenizer.Codec, error) {
 	return tokenizer.Get(tokenizer.Cl100kBase)
 })
 
+// ranks maps every cl100k_base token to its rank (its id), read from the
+// encoder's own vocabulary on first use, so that short pieces are merged
+// here without the encoder's regexp, which costs microseconds a piece.
+var ranks = sync.OnceValues(func() (map[string]int32, error) {
+	c, err := codec()
+	if err != nil {
+		return nil, err
+	}
+	const ordinary = 100256 // ids above are special tokens
+	m := make(map[string]int32, ordinary)
+	for id := range ordinary {
+		if t, err := c.Decode([]uint{uint(id)}); err == nil && t != "" {
+			m[t] = int32(id)
+		}
+	}
+	if len(m) != ordinary {
+		return nil, fmt.Errorf("tokens: cl100k_base has %d of %d ordinary tokens", len(m), ordinary)
+	}
+	return m, nil
+})
+
 // Count returns the number of cl100k_base tokens in s. Text longer than 64
 // KiB is counted in pieces cut at newlines (or, failing that, at spaces or
 // any rune boundary), which may differ from the exact count by a token per
@@ -37,6 +62,9 @@ func Count(s string) int {
 		return 0
 	}
 	c, err := codec()
+	if err == nil {
+		_, err = ranks()
+	}
 	if err != nil {
 		// The encoding is compiled into the binary; failing to load it is a
 		// build defect, not a runtime condition.
@@ -53,29 +81,158 @@ func Count(s string) int {
 	}
 	total := 0
 	for len(s) > 0 {
-		piece := s[:cut(s)]
-		s = s[len(piece):]
-		n, _ := c.Count(piece) // Count fails only on invalid UTF-8 in strict mode
-		total += n
+		part := s[:cut(s)]
+		s = s[len(part):]
+		for len(part) > 0 {
+			n := nextPiece(part)
+			total += pieceCount(c, part[:n])
+			part = part[n:]
+		}
 	}
 	return total
 }
+
+// pieceCounts remembers the byte-pair counts of short pieces, direct-mapped
+// by a piece's hash. Source text repeats its pieces (keywords, identifiers,
+// indentation, punctuation) so much that remembering them makes counting
+// several times faster than merging every piece. Entries are immutable and
+// swapped whole, so every Count shares the table without locks.
+var pieceCounts [1 << 16]atomic.Pointer[pieceEntry]
+
+type pieceEntry struct {
+	piece string
+	count int
+}
+
+// maxCachedPiece bounds the pieces remembered, but for whitespace (up to
+// maxSpaceRun, which Count never exceeds): longer ones rarely repeat.
+const maxCachedPiece = 32
+
+var pieceSeed = maphash.MakeSeed()
+
+// pieceCount is the number of tokens byte-pair encoding makes of one
+// pre-split piece.
+func pieceCount(c tokenizer.Codec, piece string) int {
+	if len(piece) == 1 {
+		return 1 // every byte is a token of its own
+	}
+	if len(piece) > maxMergedPiece {
+		n, _ := c.Count(piece) // Count fails only on invalid UTF-8 in strict mode
+		return n
+	}
+	if len(piece) > maxCachedPiece && !isSpaceRun(piece) {
+		return mergeCount(piece)
+	}
+	slot := &pieceCounts[maphash.String(pieceSeed, piece)%uint64(len(pieceCounts))]
+	if e := slot.Load(); e != nil && e.piece == piece {
+		return e.count
+	}
+	n := mergeCount(piece)
+	slot.Store(&pieceEntry{piece: strings.Clone(piece), count: n})
+	return n
+}
+
+// maxMergedPiece bounds the pieces mergeCount merges; the encoder merges
+// longer ones (rare: a word of hundreds of letters) in O(n log n).
+const maxMergedPiece = maxSpaceRun
+
+// mergeCount returns the number of tokens byte-pair encoding makes of a
+// piece of at most maxMergedPiece bytes: starting from its bytes, the
+// adjacent pair whose joined bytes have the lowest rank is merged, the
+// leftmost on a tie, until no pair is a token.
+func mergeCount(piece string) int {
+	rs, _ := ranks() // loaded by Count
+	if _, ok := rs[piece]; ok {
+		return 1
+	}
+	const none = math.MaxInt32
+	var bounds [maxMergedPiece + 1]int32
+	var pairRank [maxMergedPiece + 1]int32 // pairRank[i]: parts i and i+1 joined
+	n := len(piece) + 1                    // boundaries
+	for i := range n {
+		bounds[i] = int32(i)
+	}
+	rankOf := func(i int) int32 {
+		if i+2 >= n {
+			return none
+		}
+		if r, ok := rs[piece[bounds[i]:bounds[i+2]]]; ok {
+			return r
+		}
+		return none
+	}
+	for i := range n - 1 {
+		pairRank[i] = rankOf(i)
+	}
+	for n > 2 {
+		lowest, at := int32(none), -1
+		for i := range n - 2 {
+			if pairRank[i] < lowest {
+				lowest, at = pairRank[i], i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		copy(bounds[at+1:n-1], bounds[at+2:n])
+		copy(pairRank[at+1:n-1], pairRank[at+2:n])
+		n--
+		pairRank[at] = rankOf(at)
+		if at > 0 {
+			pairRank[at-1] = rankOf(at - 1)
+		}
+	}
+	return n - 1
+}
+
+// isSpaceRun reports whether piece is ASCII whitespace: indentation and
+// blank lines, which repeat as much as words do and cost the encoder's
+// regexp time quadratic in their length.
+func isSpaceRun(piece string) bool {
+	for i := 0; i < len(piece); i++ {
+		if c := piece[i]; c != ' ' && (c < '\t' || c > '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+// spaceRunEnd returns the index just past the first maxSpaceRun bytes of
+// ASCII whitespace in a row in s, or 0 if there are none. Such a run covers
+// two of the bytes at every stride of half its length, so those alone are
+// looked at until one is whitespace.
+func spaceRunEnd(s string) int {
+	const stride = maxSpaceRun / 2
+	scanned := 0 // s[:scanned] holds no run long enough
+	for p := stride - 1; p < len(s); p += stride {
+		if !isSpaceByte(s[p]) {
+			continue
+		}
+		a := p
+		for a > scanned && isSpaceByte(s[a-1]) {
+			a--
+		}
+		e := p + 1
+		for e < len(s) && e < a+maxSpaceRun && isSpaceByte(s[e]) {
+			e++
+		}
+		if e-a == maxSpaceRun {
+			return e
+		}
+		scanned = e
+	}
+	return 0
+}
+
+func isSpaceByte(c byte) bool { return c < utf8.RuneSelf && asciiClass[c] == classSpace }
 
 // cut returns the length of the next piece of s: up to the point where a
 // whitespace run reaches maxSpaceRun bytes, if one does within pieceSize;
 // else all of s when short; else up to the last newline within pieceSize,
 // the last space, or the last rune boundary.
 func cut(s string) int {
-	run := 0
-	for i := 0; i < len(s) && i < pieceSize; i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r', '\v', '\f':
-			if run++; run == maxSpaceRun {
-				return i + 1
-			}
-		default:
-			run = 0
-		}
+	if end := spaceRunEnd(s[:min(len(s), pieceSize)]); end > 0 {
+		return end
 	}
 	if len(s) <= pieceSize {
 		return len(s)

@@ -1,0 +1,130 @@
+// Package priority lets the roles sharing one laptop process divide its
+// cores: foreground work (indexing files, materialising the index,
+// answering agents) runs at once, and background work (embedding) runs
+// only while no foreground work does. Embedding a repository takes far
+// longer than indexing it, and without this it took most of the cores the
+// keyword index was waiting for. The daemon makes one Gate and hands it to
+// the roles; separate processes on a cluster need none (a nil *Gate is
+// valid and never waits).
+package priority
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// DefaultQuiet is how long foreground work must have stopped before
+// background work resumes: long enough to span the gap between one batch
+// of files and the next, short enough that embedding starts as soon as
+// indexing is done.
+const DefaultQuiet = 100 * time.Millisecond
+
+// Gate admits background work while no foreground work runs. Its methods
+// are safe for concurrent use, and on a nil *Gate they do nothing.
+type Gate struct {
+	quiet time.Duration
+
+	mu      sync.Mutex
+	active  int
+	lastEnd time.Time
+	// idle is closed when active falls to zero, and replaced when it
+	// rises again.
+	idle chan struct{}
+
+	waited time.Duration // total time Wait callers spent held back
+}
+
+// New returns a Gate whose background work waits until foreground work has
+// been idle for quiet (DefaultQuiet when zero or less).
+func New(quiet time.Duration) *Gate {
+	if quiet <= 0 {
+		quiet = DefaultQuiet
+	}
+	idle := make(chan struct{})
+	close(idle)
+	return &Gate{quiet: quiet, idle: idle}
+}
+
+// Begin marks the start of a piece of foreground work; the caller must
+// call the returned end exactly once when the work is done.
+func (g *Gate) Begin() (end func()) {
+	if g == nil {
+		return func() {}
+	}
+	g.mu.Lock()
+	if g.active == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.active++
+	g.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			if g.active--; g.active == 0 {
+				g.lastEnd = time.Now()
+				close(g.idle)
+			}
+			g.mu.Unlock()
+		})
+	}
+}
+
+// Wait returns once no foreground work has run for the quiet period, or
+// with ctx's error when ctx ends first. Background work calls it between
+// steps short enough (a few milliseconds) that foreground work arriving
+// meanwhile waits at most one step.
+func (g *Gate) Wait(ctx context.Context) error {
+	if g == nil {
+		return ctx.Err()
+	}
+	start := time.Now()
+	held := false
+	defer func() {
+		if held {
+			g.mu.Lock()
+			g.waited += time.Since(start)
+			g.mu.Unlock()
+		}
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		g.mu.Lock()
+		active, idle, lastEnd := g.active, g.idle, g.lastEnd
+		g.mu.Unlock()
+		if active > 0 {
+			held = true
+			select {
+			case <-idle:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		rest := g.quiet - time.Since(lastEnd)
+		if rest <= 0 {
+			return nil
+		}
+		held = true
+		t := time.NewTimer(rest)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// Waited is the total time background work has spent held back.
+func (g *Gate) Waited() time.Duration {
+	if g == nil {
+		return 0
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.waited
+}

@@ -1,0 +1,176 @@
+package search
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// eachToken calls fn with Tokenize's tokens of s, in order, allocating
+// only for tokens that are not already a lower-case run of s: indexing
+// analyses every document's whole text, and Tokenize's slice and
+// per-token strings were most of its cost. The tokens may share s's
+// memory; a caller keeping one beyond s's life clones it.
+func eachToken(s string, fn func(tok string)) {
+	var parts []string // reused by compounds that are not plain ASCII
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiWord[c] == 0 {
+				i++
+				continue
+			}
+		} else if r, size := utf8.DecodeRuneInString(s[i:]); !isWordRune(r) {
+			i += size
+			continue
+		}
+		// A compound runs over word runes and joiners.
+		j, ascii := i, true
+		for j < len(s) {
+			c := s[j]
+			if c < utf8.RuneSelf {
+				if asciiWord[c] == 0 {
+					break
+				}
+				j++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if !isWordRune(r) {
+				break
+			}
+			ascii = false
+			j += size
+		}
+		if ascii {
+			asciiCompound(s[i:j], fn)
+		} else {
+			parts = splitCompound(s[i:j], parts[:0])
+			emitParts(parts, fn)
+		}
+		i = j
+	}
+}
+
+// emitParts is Tokenize's emission of a compound's parts: each but
+// stopwords, then the parts joined when there are several.
+func emitParts(parts []string, fn func(string)) {
+	for _, p := range parts {
+		if !stopwords[p] {
+			fn(p)
+		}
+	}
+	if len(parts) > 1 {
+		fn(strings.Join(parts, ""))
+	}
+}
+
+// asciiWord marks the ASCII bytes that make up compounds: letters, digits
+// and the joiners '_' and '-'.
+var asciiWord = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+func asciiUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func asciiLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func asciiDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// asciiCompound is splitCompound and Tokenize's emission for a compound of
+// ASCII letters, digits and joiners, with the same case boundaries.
+func asciiCompound(c string, fn func(string)) {
+	plain := true // no joiner or capital: parts are substrings, the whole is c
+	var parts [16][2]int
+	n := 0
+	start := 0
+	add := func(end int) {
+		if end <= start {
+			return
+		}
+		if n == len(parts) {
+			// A compound of more than 16 parts: rare enough to take the
+			// general path.
+			n = -1
+			return
+		}
+		if n >= 0 {
+			parts[n] = [2]int{start, end}
+			n++
+		}
+	}
+	for k := 0; k < len(c); k++ {
+		b := c[k]
+		switch {
+		case b == '_' || b == '-':
+			plain = false
+			add(k)
+			start = k + 1
+		case asciiUpper(b):
+			plain = false
+			if k > start && asciiBoundary(c, k) {
+				add(k)
+				start = k
+			}
+		}
+	}
+	add(len(c))
+	if n < 0 {
+		emitParts(splitCompound(c, nil), fn)
+		return
+	}
+	if plain {
+		if n == 1 && !stopwords[c] {
+			fn(c)
+		}
+		return
+	}
+	var whole []byte
+	for _, p := range parts[:n] {
+		word := lowerASCII(c[p[0]:p[1]])
+		if !stopwords[word] {
+			fn(word)
+		}
+		if n > 1 {
+			whole = append(whole, word...)
+		}
+	}
+	if n > 1 {
+		fn(string(whole))
+	}
+}
+
+// asciiBoundary is caseBoundary for ASCII: a new part starts at c[k], a
+// capital, after a lower-case letter or digit, or as the last capital of
+// an acronym followed by at least two lower-case letters.
+func asciiBoundary(c string, k int) bool {
+	prev := c[k-1]
+	if asciiLower(prev) || asciiDigit(prev) {
+		return true
+	}
+	if !asciiUpper(prev) {
+		return false
+	}
+	m := k + 1
+	for m < len(c) && asciiLower(c[m]) {
+		m++
+	}
+	return m-(k+1) >= 2
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if asciiUpper(s[i]) {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if asciiUpper(b[j]) {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
