@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -40,7 +42,8 @@ func (r *RepoReport) WriteTable(w io.Writer) error {
 		c.RestartDetachSeconds, c.RestartReadySeconds, c.RestartAnswerSeconds, rssText(m.RestartPeakRSS), c.RestartStopSeconds)
 
 	fmt.Fprintf(w, "\nqueries: p50/p99 ms of %d calls each, every read_context call computed (none from the answer cache);\nhits of read_context's %d; src: the query's own file among them\n", r.Settings.QuerySamples, r.Settings.ReadContextLimit)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var rows bytes.Buffer
+	tw := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "query\tkind\tkeyword p50\tp99\thits\tsrc\thybrid p50\tp99\tsrc\trg p50\tp99\trg files\t")
 	for _, q := range r.Queries {
 		fmt.Fprintf(tw, "%q\t%s\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Text, q.Kind, q.KeywordP50, q.KeywordP99, q.Hits, yes(q.SourceFound),
@@ -62,6 +65,13 @@ func (r *RepoReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "repeated, from the answer cache\t\t%s\t%s\t\t\t%s\t%s\t\t\t\t\t\n", k50, k99, h50, h99)
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	// Empty cells at the end of a row leave trailing spaces.
+	for _, line := range strings.SplitAfter(rows.String(), "\n") {
+		fmt.Fprint(w, strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			fmt.Fprintln(w)
+		}
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Figure, s.Reason)
