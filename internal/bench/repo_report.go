@@ -23,7 +23,7 @@ func (r *RepoReport) WriteTable(w io.Writer) error {
 		if e.Complete {
 			fmt.Fprintf(w, "embedded    %d documents with %s vectors in %.2f s: %.1f files/s\n", e.Docs, e.Model, e.Seconds, float64(e.FilesPerSec))
 		} else {
-			fmt.Fprintf(w, "embedded    %d of %d documents with %s vectors when capped at %.0f s: %.1f files/s\n", e.Vectors, e.Docs, e.Model, e.Seconds, float64(e.FilesPerSec))
+			fmt.Fprintf(w, "embedded    %d of %d documents with %s vectors when the wait stopped at %.0f s (--embed-timeout): %.1f files/s\n", e.Vectors, e.Docs, e.Model, e.Seconds, float64(e.FilesPerSec))
 		}
 	}
 	m := r.Memory
