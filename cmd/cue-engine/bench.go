@@ -15,13 +15,17 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bench"
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/hook"
 	"github.com/cuedeck/cuedeck/internal/role"
 )
 
 const benchUsage = `usage: cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
+       cue bench --repo DIR|goroot [--limit N] [--model none|builtin|ollama:M] [--embed-timeout D]
+                 [--queries N] [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
        cue bench --savings [--seed N] [--json FILE|-]
 
 Generates a corpus of markdown, code and task cards (deterministic from
@@ -36,6 +40,17 @@ extraction throughput, and ripgrep on the same queries. Prints a table;
   --out DIR      generate the corpora under DIR/main and DIR/embedded (default: a temporary directory)
   --keep         keep the corpora after the run
   --log-level L  the daemons' log level on stderr: debug, info, warn, error (default error)
+  --repo DIR     a real repository instead: copy DIR (goroot: $(go env GOROOT)/src)
+                 to a temporary workspace, run cue init and cue up on it as child
+                 processes, and measure files/s to keyword-searchable and to fully
+                 embedded, peak RSS, cache size, cue down and restart, and query
+                 latencies beside ripgrep
+  --limit N      with --repo: copy only N of its files, spread over the tree
+  --model M      with --repo: the embedding model (default builtin)
+  --embed-timeout D
+                 with --repo: stop waiting for every vector D after the daemon's
+                 start and report how far embedding got (default 10m)
+  --queries N    with --repo: queries derived from the repository (default 10)
   --savings      only the token-savings report: a task touching 5 files of a
                  500-file Go repository, whole and as scenes (default seed 2)
 `
@@ -52,6 +67,13 @@ func cmdBench(args []string) error {
 	logLevel := fs.String("log-level", "error", "")
 	debounce := fs.Duration("debounce", 0, "") // the daemons' ingest debounce, for tests; not advertised
 	savings := fs.Bool("savings", false, "")
+	repo := fs.String("repo", "", "")
+	limit := fs.Int("limit", 0, "")
+	model := fs.String("model", "builtin", "")
+	embedTimeout := fs.Duration("embed-timeout", 10*time.Minute, "")
+	queries := fs.Int("queries", 10, "")
+	samples := fs.Int("samples", 0, "")                 // samples per figure, for tests; not advertised
+	indexTimeout := fs.Duration("index-timeout", 0, "") // for tests; not advertised
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Print(benchUsage)
@@ -62,10 +84,24 @@ func cmdBench(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected argument %q\n%s", fs.Arg(0), benchUsage)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *repo != "" {
+		for _, other := range []string{"size", "files", "savings", "debounce"} {
+			if set[other] {
+				return fmt.Errorf("bench: --repo measures a repository; --%s is for the generated corpus: give one or the other", other)
+			}
+		}
+		return benchRepo(bench.RepoOptions{Repo: *repo, Model: *model, Limit: *limit, Queries: *queries, QuerySamples: *samples,
+			EmbedTimeout: *embedTimeout, IndexTimeout: *indexTimeout, Keep: *keep, LogLevel: *logLevel}, *seed, *out, *jsonOut, set["log-level"])
+	}
+	for _, repoOnly := range []string{"limit", "model", "embed-timeout", "queries"} {
+		if set[repoOnly] {
+			return fmt.Errorf("bench: --%s goes with --repo DIR", repoOnly)
+		}
+	}
 	if *savings {
-		seedSet := false
-		fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
-		return benchSavings(*seed, seedSet, *jsonOut)
+		return benchSavings(*seed, set["seed"], *jsonOut)
 	}
 	o := bench.Options{Size: *size, Keep: *keep, Debounce: *debounce}
 	switch {
@@ -109,19 +145,11 @@ func cmdBench(args []string) error {
 	} else {
 		o.RipgrepMissing = "ripgrep not found: apt-get install ripgrep"
 	}
-	// Where the JSON goes is checked before minutes of measuring.
-	var jsonFile *os.File
-	table := io.Writer(os.Stdout)
-	switch *jsonOut {
-	case "":
-	case "-":
-		table = os.Stderr
-	default:
-		if jsonFile, err = os.Create(*jsonOut); err != nil {
-			return fmt.Errorf("bench: --json: %w", err)
-		}
-		defer jsonFile.Close()
+	ro, err := openReportOutput(*jsonOut)
+	if err != nil {
+		return err
 	}
+	defer ro.close()
 	o.Progress = bench.NewProgress(os.Stderr, isTerminal(os.Stderr))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -133,10 +161,100 @@ func cmdBench(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteTable(table); err != nil {
+	return ro.write(rep.WriteTable, rep)
+}
+
+// benchRepo runs `cue bench --repo`: the product's own binary on a copy
+// of a real repository.
+func benchRepo(o bench.RepoOptions, seed, out, jsonOut string, logLevelSet bool) error {
+	s, err := strconv.ParseUint(seed, 10, 64)
+	if err != nil {
+		return fmt.Errorf("bench: --seed %q: give a non-negative integer", seed)
+	}
+	o.Seed = s
+	if o.Limit < 0 {
+		return fmt.Errorf("bench: --limit %d: give a number of files, or 0 for all", o.Limit)
+	}
+	if o.Queries < 1 {
+		return fmt.Errorf("bench: --queries %d: give at least 1", o.Queries)
+	}
+	if o.EmbedTimeout <= 0 {
+		return fmt.Errorf("bench: --embed-timeout %v: give a positive duration, e.g. 10m", o.EmbedTimeout)
+	}
+	if _, err := provider.ModelID(o.Model); err != nil {
+		return fmt.Errorf("bench: --model: %w", err)
+	}
+	if !logLevelSet {
+		o.LogLevel = "warn"
+	}
+	if _, err := role.NewLogger(o.LogLevel, false); err != nil {
+		return fmt.Errorf("bench: --log-level: %w", err)
+	}
+	if o.Repo, err = bench.ResolveRepo(o.Repo); err != nil {
 		return err
 	}
-	if *jsonOut == "" {
+	if out != "" {
+		if o.Dir, err = filepath.Abs(out); err != nil {
+			return err
+		}
+	}
+	if o.Engine, err = os.Executable(); err != nil {
+		return fmt.Errorf("bench: cannot locate cue-engine to run the daemon: %w", err)
+	}
+	if rg, err := exec.LookPath("rg"); err == nil {
+		o.Ripgrep = rg
+	} else {
+		o.RipgrepMissing = "ripgrep not found: apt-get install ripgrep"
+	}
+	w, err := openReportOutput(jsonOut)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	o.Progress = bench.NewProgress(os.Stderr, isTerminal(os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.RunRepo(ctx, o)
+	if err != nil && ctx.Err() != nil {
+		return errors.New("bench: interrupted")
+	}
+	if err != nil {
+		return err
+	}
+	return w.write(rep.WriteTable, rep)
+}
+
+// reportOutput is where a report goes: the table to stdout, or to stderr
+// when the JSON goes to stdout (--json -); the JSON to its file.
+type reportOutput struct {
+	jsonOut  string
+	jsonFile *os.File
+	table    io.Writer
+}
+
+// openReportOutput creates the --json file before minutes of measuring,
+// so a path that cannot be written fails at once.
+func openReportOutput(jsonOut string) (*reportOutput, error) {
+	o := &reportOutput{jsonOut: jsonOut, table: os.Stdout}
+	switch jsonOut {
+	case "":
+	case "-":
+		o.table = os.Stderr
+	default:
+		f, err := os.Create(jsonOut)
+		if err != nil {
+			return nil, fmt.Errorf("bench: --json: %w", err)
+		}
+		o.jsonFile = f
+	}
+	return o, nil
+}
+
+func (o *reportOutput) write(table func(io.Writer) error, rep any) error {
+	if err := table(o.table); err != nil {
+		return err
+	}
+	if o.jsonOut == "" {
 		return nil
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
@@ -144,14 +262,20 @@ func cmdBench(args []string) error {
 		return err
 	}
 	b = append(b, '\n')
-	if jsonFile == nil {
+	if o.jsonFile == nil {
 		_, err = os.Stdout.Write(b)
 		return err
 	}
-	if _, err := jsonFile.Write(b); err != nil {
+	if _, err := o.jsonFile.Write(b); err != nil {
 		return err
 	}
-	return jsonFile.Close()
+	return o.jsonFile.Close()
+}
+
+func (o *reportOutput) close() {
+	if o.jsonFile != nil {
+		o.jsonFile.Close()
+	}
 }
 
 // benchSavings runs the token-savings scenario in a temporary directory

@@ -37,6 +37,9 @@ Usage:
   cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
   cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep]
                                 measure ingest, tools, hook and freshness on a generated corpus, beside ripgrep
+  cue bench --repo DIR|goroot [--limit N] [--model M] [--embed-timeout D] [--json FILE|-]
+                                measure cue up on a copy of a real repository: files/s to searchable and
+                                embedded, peak RSS, cache size, cue down and restart, queries beside ripgrep
   cue setup claude [--dry-run] [--http URL [--token-env NAME]]
                                 register the MCP server (.mcp.json) and hooks (.claude/settings.json) for Claude Code
   cue setup cursor|codex|json   print the MCP server's config for another client, and where it goes

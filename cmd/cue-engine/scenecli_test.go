@@ -2,15 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 func sceneWorkspace(t *testing.T) string {
@@ -135,5 +141,69 @@ func TestCleanRefusesWhileDaemonHoldsLock(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws.Cache(), "nats", "stream.dat")); err != nil {
 		t.Errorf("refused clean removed files: %v", err)
+	}
+}
+
+// SCENE.md repeats the documents it packs: indexed, it outranked them
+// (issue 18). `cue init` keeps it out of git, and the daemon never
+// publishes it, whatever the excludes say.
+func TestSceneFileIsIgnoredAndNeverIndexed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon")
+	}
+	dir := sceneWorkspace(t)
+	cue(t, "init", "--workspace", dir)
+	gi, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if !slices.Contains(strings.Split(string(gi), "\n"), "/"+scenes.SceneFile) {
+		t.Fatalf(".gitignore does not ignore %s:\n%s", scenes.SceneFile, gi)
+	}
+	// A workspace initialised before that line existed, or whose
+	// .gitignore lost it, still keeps the scene out of the index.
+	writeFile(t, dir, ".gitignore", "/.cuedeck/.cache/\n")
+	cmd := exec.Command(bin("cue"), "scene", "--workspace", dir, "a")
+	cmd.Env = append(os.Environ(), "PATH="+t.TempDir()) // no clipboard tool
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cue scene: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(scenes.SceneFile))); err != nil {
+		t.Fatal(err)
+	}
+
+	d := startUp(t, dir)
+	defer d.interrupt(t)
+	conn := connect(t, d.info.NATSURL)
+	caller := queryClient(t, conn, d.info.QueryPrefix)
+	// Ingest walks in path order: .cuedeck/SCENE.md comes before the
+	// card and docs/api.md, so once those are found it was passed over.
+	bustest.Eventually(t, 60*time.Second, "card and doc searchable", func() bool {
+		p := contextPaths(t, caller, "login")
+		return slices.Contains(p, "docs/api.md") && slices.Contains(p, ".cuedeck/cards/a.md")
+	})
+	if p := contextPaths(t, caller, "login"); slices.Contains(p, scenes.SceneFile) {
+		t.Fatalf("read_context found the scene: %v", p)
+	}
+	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.ListKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var published []string
+	for k := range keys.Keys() {
+		e, err := kv.Get(context.Background(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := events.DecodeDocRecord(e.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		published = append(published, rec.Path)
+	}
+	slices.Sort(published)
+	if want := []string{".cuedeck/cards/a.md", ".gitignore", "docs/api.md"}; !slices.Equal(published, want) {
+		t.Fatalf("published %v, want %v", published, want)
 	}
 }

@@ -111,7 +111,7 @@ func findEngine() (string, error) {
 	if strings.TrimSpace(front()) == "" {
 		here = "next to cue"
 	}
-	return "", errors.New(engineName + " not found " + here + " or on PATH; build both binaries with `make build` (into bin/) or install them with `go install github.com/cuedeck/cuedeck/cmd/...`")
+	return "", errors.New(engineName + " not found " + here + " or on PATH; build both binaries with `make build` (into bin/) or install them from a checkout with `go install ./cmd/cue ./cmd/cue-engine`")
 }
 
 func executable(p string) bool {

@@ -57,8 +57,10 @@ var DefaultExclude = []string{".git", "node_modules/", "vendor/", ".cuedeck/.cac
 // NeverPublished are excluded whatever Config.Exclude says, and after it,
 // so that no pattern re-includes them: the workspace config holds MCP
 // tokens and NATS passwords, and a laptop joined to a team as a leaf node
-// would otherwise hand them to every reader of the team's edges.
-var NeverPublished = []string{".cuedeck/config.toml"}
+// would otherwise hand them to every reader of the team's edges. SCENE.md
+// is what `cue scene` renders from other files: indexed, it would repeat
+// them and outrank the documents it quotes.
+var NeverPublished = []string{".cuedeck/config.toml", ".cuedeck/SCENE.md"}
 
 // Defaults of Config.
 const (

@@ -57,16 +57,21 @@ func TestIgnoreRules(t *testing.T) {
 	}
 }
 
-// The workspace config is never published, even when the configured
-// excludes are emptied or try to re-include it.
+// The workspace config and the rendered scene are never published, even
+// when the configured excludes are emptied or try to re-include them.
 func TestWorkspaceConfigNeverPublished(t *testing.T) {
-	for _, exclude := range [][]string{nil, {}, {"!.cuedeck/config.toml"}} {
+	for _, exclude := range [][]string{nil, {}, {"!.cuedeck/config.toml", "!.cuedeck/SCENE.md"}} {
 		c := Config{Exclude: exclude}
 		c.setDefaults()
 		ir := newIgnoreRules(c.Exclude)
-		ir.setDir("", []byte("!.cuedeck/config.toml\n"))
-		if !ir.ignored(".cuedeck/config.toml", false) {
-			t.Errorf("exclude %q: .cuedeck/config.toml would be published", exclude)
+		ir.setDir("", []byte("!.cuedeck/config.toml\n!.cuedeck/SCENE.md\n"))
+		for _, p := range []string{".cuedeck/config.toml", ".cuedeck/SCENE.md"} {
+			if !ir.ignored(p, false) {
+				t.Errorf("exclude %q: %s would be published", exclude, p)
+			}
+		}
+		if ir.ignored(".cuedeck/docs/SCENE.md", false) || ir.ignored("SCENE.md", false) {
+			t.Errorf("exclude %q: a SCENE.md elsewhere would not be published", exclude)
 		}
 		if ir.ignored(".cuedeck/cards/c.md", false) {
 			t.Errorf("exclude %q: a task card would not be published", exclude)

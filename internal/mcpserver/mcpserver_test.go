@@ -23,13 +23,23 @@ import (
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/tools/toolstest"
+	"github.com/cuedeck/cuedeck/internal/version"
 )
 
 // stdioEnv makes the test binary serve MCP on its stdin and stdout instead
 // of running tests, so the stdio tests drive ServeStdio in a real process.
 const stdioEnv = "CUEDECK_MCPSERVER_TEST_STDIO"
 
+// testCommit stands for the commit a dev build was linked with, in this
+// process and the stdio server it starts; serverInfo must then carry
+// testLabel, not a bare "dev".
+const (
+	testCommit = "0123456789abcdef0123456789abcdef01234567"
+	testLabel  = "dev+0123456789ab"
+)
+
 func TestMain(m *testing.M) {
+	version.Commit = testCommit
 	if os.Getenv(stdioEnv) == "1" {
 		log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 		err := mcpserver.ServeStdio(context.Background(), mcpserver.New(testCaller(), mcpserver.Options{Logger: log}))
@@ -164,6 +174,9 @@ func TestGoSDKClient(t *testing.T) {
 				}
 				if got := cs.InitializeResult().ProtocolVersion; got != want {
 					t.Errorf("protocol version %q, want %q", got, want)
+				}
+				if si := cs.InitializeResult().ServerInfo; si == nil || si.Name != "cuedeck" || si.Version != testLabel {
+					t.Errorf("serverInfo %+v, want cuedeck %s", si, testLabel)
 				}
 				checkGoSDK(ctx, t, cs)
 			})

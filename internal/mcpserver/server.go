@@ -16,12 +16,14 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/internal/version"
 )
 
 // Options configure New. The zero value is usable.
 type Options struct {
 	// Name and Version are what the server tells clients it is; they
-	// default to "cuedeck" and "dev".
+	// default to "cuedeck" and this build's version.Label ("v1.2.3", or
+	// "dev+<commit>" for a dev build).
 	Name    string
 	Version string
 	// Logger receives the server's logs; nil discards them. On stdio it
@@ -37,7 +39,7 @@ func (o *Options) setDefaults() {
 		o.Name = "cuedeck"
 	}
 	if o.Version == "" {
-		o.Version = "dev"
+		o.Version = version.Label()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

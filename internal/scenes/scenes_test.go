@@ -276,3 +276,29 @@ func BenchmarkBuild200(b *testing.B) {
 	b.ReportMetric(lat.Percentile(50), "p50-ms")
 	b.ReportMetric(lat.Percentile(99), "p99-ms")
 }
+
+// A card that lists its references one per line names headings with
+// spaces whole (issue 18: "#Tail Sampling" was cut to "#Tail", a dead
+// anchor), and so does a quoted anchor in prose.
+func TestBuildFollowsAnchorsWithSpaces(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		".cuedeck/cards/s.md": card("s", "active", "Tune sampling.\n\n- @docs/otel.md#Tail Sampling\n\nThen @docs/otel.md#\"Span Links\" too."),
+		"docs/otel.md":        "# OTel\n\n## Head Sampling\n\nNot wanted.\n\n## Tail Sampling\n\nKeep every trace with an error.\n\n## Span Links\n\nLink retries to their first span.\n",
+	})
+	res, err := Build(openRoot(t, dir).FS(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Dead) != 0 {
+		t.Fatalf("dead references: %v", res.Dead)
+	}
+	for _, want := range []string{"Keep every trace with an error.", "Link retries to their first span."} {
+		if !strings.Contains(res.Markdown, want) {
+			t.Errorf("scene lacks %q:\n%s", want, res.Markdown)
+		}
+	}
+	if strings.Contains(res.Markdown, "Not wanted.") {
+		t.Errorf("scene holds a section no reference names:\n%s", res.Markdown)
+	}
+}

@@ -92,6 +92,25 @@ func Get() Info {
 	return i
 }
 
+// Label is the version a program tells its peers (the MCP serverInfo):
+// the release version, or for a dev build "dev+" and the commit's first
+// 12 hex digits when it is known ("dev+0123456789ab-dirty" for an edited
+// checkout), so that two dev builds can be told apart; "dev" otherwise.
+func (i Info) Label() string {
+	if i.Version != "dev" || i.Commit == "unknown" {
+		return i.Version
+	}
+	rev, dirty := strings.CutSuffix(i.Commit, "-dirty")
+	label := "dev+" + rev[:min(12, len(rev))]
+	if dirty {
+		label += "-dirty"
+	}
+	return label
+}
+
+// Label is this build's Info.Label.
+func Label() string { return Get().Label() }
+
 // Text is the human form of `NAME version`: the name and version on the
 // first line, then one "key: value" line per detail.
 func (i Info) Text(name string) string {

@@ -40,3 +40,22 @@ func TestLinkTimeValuesWin(t *testing.T) {
 		t.Errorf("Get() = %+v", i)
 	}
 }
+
+func TestLabelNamesTheCommitOfDevBuilds(t *testing.T) {
+	for _, c := range []struct{ version, commit, want string }{
+		{"v1.2.3", "0123456789abcdef0123", "v1.2.3"},
+		{"dev", "0123456789abcdef0123", "dev+0123456789ab"},
+		{"dev", "0123456789abcdef0123-dirty", "dev+0123456789ab-dirty"},
+		{"dev", "abc", "dev+abc"},
+		{"dev", "unknown", "dev"},
+	} {
+		if got := (Info{Version: c.version, Commit: c.commit}).Label(); got != c.want {
+			t.Errorf("Label of %s at %s = %q, want %q", c.version, c.commit, got, c.want)
+		}
+	}
+	defer func(v, c string) { Version, Commit = v, c }(Version, Commit)
+	Version, Commit = "dev", "fedcba9876543210"
+	if got := Label(); got != "dev+fedcba987654" {
+		t.Errorf("Label() = %q with a linked commit", got)
+	}
+}

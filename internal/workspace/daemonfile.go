@@ -35,7 +35,7 @@ func (w *Workspace) WriteDaemonInfo(info DaemonInfo) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(w.DaemonFilePath(), b)
+	return writeFileAtomic(w.DaemonFilePath(), b, 0o600)
 }
 
 // RemoveDaemonInfo deletes the daemon file.

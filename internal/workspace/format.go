@@ -104,7 +104,7 @@ func (w *Workspace) PrepareCache(now time.Time) (moved string, err error) {
 	if _, err := os.Stat(w.FormatPath()); err == nil && f == version.DataFormat {
 		return moved, nil
 	}
-	return moved, writeFileAtomic(w.FormatPath(), []byte(strconv.Itoa(version.DataFormat)+"\n"))
+	return moved, writeFileAtomic(w.FormatPath(), []byte(strconv.Itoa(version.DataFormat)+"\n"), 0o644)
 }
 
 func (w *Workspace) moveCacheAside(format int, now time.Time) (string, error) {

@@ -17,7 +17,13 @@ const (
 	MetaDir    = ".cuedeck"
 	CacheDir   = ".cuedeck/.cache"
 	ConfigFile = ".cuedeck/config.toml"
+	// SceneFile is where `cue scene` writes the scene: a rendering of other
+	// files, so neither committed nor indexed.
+	SceneFile = ".cuedeck/SCENE.md"
 )
+
+// Ignored are the lines Init adds to .gitignore.
+var Ignored = []string{"/" + CacheDir + "/", "/" + SceneFile}
 
 // ErrNotInitialised means the workspace has no .cuedeck directory.
 var ErrNotInitialised = errors.New("workspace not initialised")
@@ -93,7 +99,8 @@ type InitResult struct {
 }
 
 // Init creates .cuedeck/{cards,docs} and config.toml and adds the cache
-// directory to .gitignore. An existing config.toml is kept unless force.
+// directory and SCENE.md to .gitignore. An existing config.toml is kept
+// unless force; files it rewrites keep their permissions.
 func (w *Workspace) Init(force bool) (InitResult, error) {
 	var res InitResult
 	for _, d := range []string{MetaDir, MetaDir + "/cards", MetaDir + "/docs"} {
@@ -111,49 +118,62 @@ func (w *Workspace) Init(force bool) (InitResult, error) {
 	if _, err := os.Stat(cfgPath); err == nil && !force {
 		res.Kept = append(res.Kept, ConfigFile+" (use --force to overwrite)")
 	} else {
-		if err := writeFileAtomic(cfgPath, []byte(DefaultConfigTOML(filepath.Base(w.Root)))); err != nil {
+		// A new config is private: it may come to hold a query token.
+		if err := writeFileAtomic(cfgPath, []byte(DefaultConfigTOML(filepath.Base(w.Root))), 0o600); err != nil {
 			return res, err
 		}
 		res.Created = append(res.Created, ConfigFile)
 	}
-	line := "/" + CacheDir + "/"
-	changed, err := ensureLine(w.Path(".gitignore"), line)
+	added, err := ensureLines(w.Path(".gitignore"), Ignored)
 	if err != nil {
 		return res, err
 	}
-	if changed {
-		res.Gitignore = "added " + line
-	} else {
-		res.Gitignore = "already ignores " + line
+	switch {
+	case len(added) == 0:
+		res.Gitignore = "already ignores " + strings.Join(Ignored, ", ")
+	default:
+		res.Gitignore = "added " + strings.Join(added, ", ")
 	}
 	return res, nil
 }
 
-// ensureLine appends line to the file unless an equivalent line is there.
-func ensureLine(path, line string) (bool, error) {
+// ensureLines appends to the file each line no equivalent line is there
+// for, and returns those it added.
+func ensureLines(path string, lines []string) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return false, fmt.Errorf("workspace: read %s: %w", path, err)
+		return nil, fmt.Errorf("workspace: read %s: %w", path, err)
 	}
-	bare := strings.Trim(line, "/")
+	have := map[string]bool{}
 	for _, l := range strings.Split(string(data), "\n") {
-		if strings.Trim(strings.TrimSpace(l), "/") == bare {
-			return false, nil
+		have[strings.Trim(strings.TrimSpace(l), "/")] = true
+	}
+	var added []string
+	for _, l := range lines {
+		if !have[strings.Trim(l, "/")] {
+			added = append(added, l)
 		}
+	}
+	if len(added) == 0 {
+		return nil, nil
 	}
 	out := string(data)
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
-	out += "# CueDeck cache (rebuildable)\n" + line + "\n"
-	return true, writeFileAtomic(path, []byte(out))
+	out += "# CueDeck: the cache (rebuildable) and the rendered scene\n" + strings.Join(added, "\n") + "\n"
+	return added, writeFileAtomic(path, []byte(out), 0o644)
 }
 
 // writeFileAtomic writes through a temp file and rename, so a crash leaves
-// the old file or the new one, never half of one.
-func writeFileAtomic(path string, data []byte) error {
+// the old file or the new one, never half of one. A file that exists keeps
+// its permission bits; a new one gets perm.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("workspace: %w", err)
+	}
+	if st, err := os.Stat(path); err == nil {
+		perm = st.Mode().Perm()
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -163,6 +183,11 @@ func writeFileAtomic(path string, data []byte) error {
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("workspace: write %s: %w", path, err)
+	}
+	// The temporary file is created 0600 whatever the umask.
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("workspace: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()

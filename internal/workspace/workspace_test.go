@@ -48,6 +48,57 @@ func TestInitIsIdempotentAndKeepsConfig(t *testing.T) {
 	}
 }
 
+// cue init ignores the cache and the rendered scene, adds only what is
+// missing, and leaves the permissions of every file it rewrites as they
+// were (a .gitignore used to come back 0600).
+func TestInitIgnoresSceneAndKeepsModes(t *testing.T) {
+	root := t.TempDir()
+	w := &Workspace{Root: root}
+	gitignore := filepath.Join(root, ".gitignore")
+	if err := os.WriteFile(gitignore, []byte("/.cuedeck/.cache/\nbuild/\n"), 0o664); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(gitignore, 0o664) // whatever the umask
+	res, err := w.Init(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gi, _ := os.ReadFile(gitignore)
+	if string(gi) != "/.cuedeck/.cache/\nbuild/\n# CueDeck: the cache (rebuildable) and the rendered scene\n/.cuedeck/SCENE.md\n" || res.Gitignore != "added /.cuedeck/SCENE.md" {
+		t.Fatalf(".gitignore %q, reported %q", gi, res.Gitignore)
+	}
+	if st, err := os.Stat(gitignore); err != nil || st.Mode().Perm() != 0o664 {
+		t.Fatalf(".gitignore mode after init: %v %v", st.Mode(), err)
+	}
+	if res, err := w.Init(false); err != nil || !strings.HasPrefix(res.Gitignore, "already ignores /.cuedeck/.cache/, /.cuedeck/SCENE.md") {
+		t.Fatalf("second init: %q %v", res.Gitignore, err)
+	}
+
+	// --force rewrites the config and keeps the mode it was given; a new
+	// config is private, a new .gitignore is not.
+	cfg := w.Path(ConfigFile)
+	if st, _ := os.Stat(cfg); st.Mode().Perm() != 0o600 {
+		t.Fatalf("new config.toml mode %v", st.Mode())
+	}
+	if err := os.Chmod(cfg, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Init(true); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(cfg); st.Mode().Perm() != 0o640 {
+		t.Fatalf("config.toml mode after --force: %v", st.Mode())
+	}
+	fresh := &Workspace{Root: t.TempDir()}
+	if _, err := fresh.Init(false); err != nil {
+		t.Fatal(err)
+	}
+	gi, _ = os.ReadFile(fresh.Path(".gitignore"))
+	if st, _ := os.Stat(fresh.Path(".gitignore")); st.Mode().Perm() != 0o644 || !strings.Contains(string(gi), "/.cuedeck/.cache/\n/.cuedeck/SCENE.md\n") {
+		t.Fatalf("new .gitignore %v: %q", st.Mode(), gi)
+	}
+}
+
 func TestConfigErrorsNameTheProblem(t *testing.T) {
 	for body, want := range map[string]string{
 		"[ingest]\ndebounce = \"soon\"\n":                                    "duration",

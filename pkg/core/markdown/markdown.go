@@ -286,8 +286,14 @@ func (w *walker) addLink(dest, label string, offset int) {
 	kind := KindLink
 	if isExternal(target) {
 		kind, target, anchor = KindExternal, dest, ""
-	} else if t, err := url.PathUnescape(target); err == nil {
-		target = t
+	} else {
+		if t, err := url.PathUnescape(target); err == nil {
+			target = t
+		}
+		// [x](otel.md#Tail%20Sampling) names the heading "Tail Sampling".
+		if a, err := url.PathUnescape(anchor); err == nil {
+			anchor = a
+		}
 	}
 	if target == "" && anchor == "" {
 		return
@@ -338,6 +344,11 @@ func (w *walker) findRefs() {
 			var anchor string
 			if m[4] >= 0 {
 				anchor = strings.TrimRight(string(s[m[4]+1:m[5]]), ".")
+				if whole, ok := w.lineAnchor(run.Start+m[0], run.Start+m[4]+1); ok {
+					anchor = whole
+				}
+			} else if q, ok := quotedAnchor(s[m[1]:]); ok {
+				anchor = q
 			} else {
 				// A sentence may end right after a ref.
 				target = strings.TrimRight(target, ".")
@@ -354,6 +365,46 @@ func (w *walker) findRefs() {
 			}, off})
 		}
 	}
+}
+
+// quotedAnchor reads the anchor of a ref written @path#"Heading with
+// spaces": rest follows the path, and the closing quote is on its line.
+func quotedAnchor(rest []byte) (string, bool) {
+	q, ok := bytes.CutPrefix(rest, []byte(`#"`))
+	if !ok {
+		return "", false
+	}
+	end := bytes.IndexAny(q, "\"\n")
+	if end <= 0 || q[end] != '"' {
+		return "", false
+	}
+	anchor := strings.TrimSpace(string(q[:end]))
+	return anchor, anchor != ""
+}
+
+// spacedAnchor is what may follow a ref's anchor on its line for the
+// rest of the line to be the anchor: words, no markup.
+var spacedAnchor = regexp.MustCompile(`^[\p{L}\p{N}_.\- \t]*$`)
+
+// lineAnchor reads the anchor of a ref alone on its line, as in a list of
+// references ("- @docs/otel.md#Tail Sampling"): then every word after the
+// '#' is the heading's, the line's end being where the ref ends. ref is
+// the offset of the '@' and anchor of the anchor's first byte. Elsewhere a
+// space ends the anchor, since prose follows (@doc/api#Login for details).
+func (w *walker) lineAnchor(ref, anchor int) (string, bool) {
+	start := bytes.LastIndexByte(w.src[:ref], '\n') + 1
+	end := len(w.src)
+	if i := bytes.IndexByte(w.src[anchor:], '\n'); i >= 0 {
+		end = anchor + i
+	}
+	if strings.TrimLeft(string(w.src[start:ref]), " \t-*+>0123456789.)") != "" {
+		return "", false
+	}
+	rest := bytes.TrimRight(w.src[anchor:end], " \t\r.")
+	if !bytes.ContainsAny(rest, " \t") || !spacedAnchor.Match(rest) {
+		return "", false
+	}
+	return string(rest), true
 }
 
 // isRefByte reports whether r, just before an @, makes it part of a word
