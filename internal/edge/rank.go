@@ -88,7 +88,7 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 			inKeyword[id] = true
 		}
 	}
-	qterms := search.Tokenize(query)
+	qterms := search.QueryTerms(query)
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -15,6 +15,9 @@ import (
 // the field's length, saturated with k1, and multiplied by the term's inverse
 // document frequency. Equal scores are ordered by id.
 //
+// The query's function words ("how", "do", "I", "what": QueryTerms) are
+// not scored unless it has no other words.
+//
 // A query term found in no document is replaced by the indexed terms within
 // one typo (terms of four or more letters) or two (eight or more), sharing
 // its first letter, at half weight. A query none of whose terms match returns
@@ -28,7 +31,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 // empties a page that other documents would have filled. allow runs with
 // the index's read lock held and must not call back into the index.
 func (ix *Index) SearchFiltered(query string, limit int, allow func(id string) bool) []Hit {
-	words := Tokenize(query)
+	words := QueryTerms(query)
 	if len(words) == 0 {
 		return nil
 	}
