@@ -122,8 +122,15 @@ func TestRunAsksThroughTheDaemon(t *testing.T) {
 		if math.Abs(s.Hit1-hit1/n) > 1e-9 || math.Abs(s.MRR10-mrr/n) > 1e-9 || s.Hit3 < s.Hit1 || s.NDCG10 < s.MRR10 {
 			t.Errorf("%s: scores %+v disagree with the ranks (hit@1 %.4f, MRR %.4f)", key, s, hit1/n, mrr/n)
 		}
-		if s.Hit3 < 0.5 {
-			t.Errorf("%s: hit@3 %.2f: the answers were not found at all", key, s.Hit3)
+	}
+	// The fixture holds what made questions miss (issue 18): a FAQ and a
+	// blog post that say "how do I", and a shorter translation sharing
+	// the page's identifiers. Asked either way, each answer comes first.
+	for _, a := range r.Answers {
+		for key, rank := range a.Ranks {
+			if rank != 1 {
+				t.Errorf("%s %q: %s ranked %d, first was %s", key, a.Text, a.Path, rank, a.Top[key])
+			}
 		}
 	}
 }
