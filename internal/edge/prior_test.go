@@ -91,9 +91,14 @@ func TestPriorWeighsTranslationsAndPostsUnlessAskedFor(t *testing.T) {
 		{"設定", "jp", "docs/guide.en.md", TranslationPrior},
 		{"configure", "jp", "docs/guide.en.md", 1},
 	} {
-		if got := r.m.priorFor(c.query)(key(c.repo, c.path)); got != c.want {
+		if got := r.m.priorFor(c.query, true)(key(c.repo, c.path)); got != c.want {
 			t.Errorf("prior of %s/%s for %q = %v, want %v", c.repo, c.path, c.query, got, c.want)
 		}
+	}
+
+	// The fused modes leave posts unweighed.
+	if got := r.m.priorFor("tail sampling", false)(key("site", "content/en/blog/2023/decision-cache.md")); got != 1 {
+		t.Errorf("fused prior of a post = %v, want 1", got)
 	}
 
 	// Deleting the translations leaves nothing to weigh.
@@ -103,7 +108,7 @@ func TestPriorWeighsTranslationsAndPostsUnlessAskedFor(t *testing.T) {
 		}
 	}
 	r.wait(rev)
-	if p := r.m.priorFor("tail sampling"); p != nil {
+	if p := r.m.priorFor("tail sampling", true); p != nil {
 		t.Fatalf("prior without translations or posts: %v for the page", p(key("site", "content/en/docs/tail-sampling.md")))
 	}
 }

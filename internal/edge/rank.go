@@ -44,7 +44,7 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 	// The origin prior (prior.go) weighs keyword hits inside the index,
 	// so its limit counts canonical pages; the other modes' rankings are
 	// weighed once fused, from candidates deep enough to hold them.
-	prior := m.priorFor(query)
+	prior := m.priorFor(query, mode == tools.ModeKeyword)
 	var kw, sem []search.Hit
 	var chunks map[string]semHit
 	var kwScore map[string]float64
