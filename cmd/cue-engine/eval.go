@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,30 +15,31 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/eval"
+	"github.com/cuedeck/cuedeck/internal/eval/questions"
+)
+
+const (
+	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--json]"
+	evalQuestionsUsage = "cue eval questions DIR [--seed N] [--max N] [--modes keyword,hybrid] [--json] [--list]"
 )
 
 func cmdEval(args []string) error {
+	if len(args) > 0 && args[0] == "questions" {
+		return cmdEvalQuestions(args[1:])
+	}
 	if len(args) == 0 || args[0] != "beir" {
-		return fmt.Errorf("usage: cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--json]")
+		return fmt.Errorf("usage: %s\n       %s", evalBEIRUsage, evalQuestionsUsage)
 	}
 	fs, _ := newFlags("eval beir")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
 	modes := fs.String("modes", "keyword,semantic,hybrid,rrf", "comma-separated modes to measure: keyword, semantic, hybrid, rrf")
 	cacheDir := fs.String("cache", defaultEvalCache(), `vector cache directory, so a second run embeds nothing ("" for none)`)
-	// Flags may come before or after the directory.
-	var positional []string
-	for rest := args[1:]; ; {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+	positional, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return err
 	}
 	if len(positional) != 1 {
-		return fmt.Errorf("usage: cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--json]: give one BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+		return fmt.Errorf("usage: %s: give one BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv)", evalBEIRUsage)
 	}
 	ds, err := eval.Load(positional[0])
 	if err != nil {
@@ -92,6 +95,94 @@ func cmdEval(args []string) error {
 	}
 	eval.PrintTable(os.Stdout, ds, scores)
 	return nil
+}
+
+// parseInterleaved parses args with fs, flags before or after the
+// positional arguments, which it returns.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+}
+
+// cmdEvalQuestions is `cue eval questions`: questions written from a docs
+// directory's headings, asked through the daemon (internal/eval/questions).
+func cmdEvalQuestions(args []string) error {
+	fs, c := newFlags("eval questions")
+	asJSON := fs.Bool("json", false, "print the scores, and every question with its answer's ranks, as JSON")
+	list := fs.Bool("list", false, "also print every question with its answer's rank per mode")
+	modes := fs.String("modes", "keyword", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword embeds the docs with the built-in model)")
+	seed := fs.Uint64("seed", 1, "seed that picks and phrases the questions")
+	maxQ := fs.Int("max", 0, "at most this many questions (0: one per usable heading)")
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return fmt.Errorf("usage: %s: give one directory of markdown docs", evalQuestionsUsage)
+	}
+	var wanted []string
+	for _, m := range strings.Split(*modes, ",") {
+		wanted = append(wanted, strings.TrimSpace(m))
+	}
+	// The daemon's logs would bury the report: only when asked for.
+	var log *slog.Logger
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "log-level" {
+			log, err = c.logger()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	r, err := questions.Run(ctx, questions.Options{
+		Dir: positional[0], Seed: *seed, Max: *maxQ, Modes: wanted,
+		Progress: phaseProgress(), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	if *list {
+		if err := questions.PrintAnswers(os.Stdout, r); err != nil {
+			return err
+		}
+		fmt.Println()
+	}
+	return questions.PrintTable(os.Stdout, r)
+}
+
+// phaseProgress shows a phase and its count on stderr when it is a
+// terminal; off a terminal, each phase once.
+func phaseProgress() func(phase string, done, total int) {
+	tty := false
+	if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+		tty = true
+	}
+	last := ""
+	return func(phase string, done, total int) {
+		switch {
+		case tty:
+			fmt.Fprintf(os.Stderr, "\r\033[K%s %d/%d", phase, done, total)
+		case phase != last:
+			fmt.Fprintln(os.Stderr, phase)
+		}
+		last = phase
+	}
 }
 
 // progressBar draws indexing progress on stderr, leaving stdout to results.

@@ -28,15 +28,13 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
-	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/extractor"
 	"github.com/cuedeck/cuedeck/internal/hook"
-	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/localnode"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/version"
-	"github.com/cuedeck/cuedeck/internal/workspace"
 	"github.com/cuedeck/cuedeck/pkg/core/stats"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -202,116 +200,36 @@ func ensureEmpty(dir string) error {
 }
 
 // node is a daemon running in-process and a client of its query service.
-type node struct {
-	ws     *workspace.Workspace
-	info   workspace.DaemonInfo
-	conn   *bus.Conn
-	caller tools.Caller
-	stop   func() error
-	// debounce is the ingest debounce the daemon runs with.
-	debounce time.Duration
-}
+type node struct{ *localnode.Node }
 
 // startDaemon runs the daemon on root as `cue up` would, with the given
-// embedding model, rate limits off (the bench calls far faster than an
-// agent may) and transcript tailing off (the user's sessions are not the
-// bench's). The Ready callback fires once the query service answers.
-func startDaemon(ctx context.Context, root, model string, debounce time.Duration, log *slog.Logger) (*node, error) {
-	ws := &workspace.Workspace{Root: root}
-	cfg, err := ws.LoadConfig()
+// embedding model (localnode.Start).
+func startDaemon(ctx context.Context, root, model string, debounce time.Duration, log *slog.Logger) (node, error) {
+	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, Debounce: debounce, Logger: log})
 	if err != nil {
-		return nil, err
+		return node{}, fmt.Errorf("bench: %w", err)
 	}
-	cfg.Embed.Model = model
-	cfg.MCP.RateLimitsDisabled = true
-	cfg.Transcripts.Disabled = true
-	if debounce > 0 {
-		cfg.Ingest.Debounce.Duration = debounce
-	}
-	dctx, cancel := context.WithCancel(ctx)
-	ready := make(chan workspace.DaemonInfo, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- daemon.Run(dctx, daemon.Options{Workspace: ws, Config: cfg, Logger: log, Ready: func(i workspace.DaemonInfo) { ready <- i }})
-	}()
-	var info workspace.DaemonInfo
-	select {
-	case info = <-ready:
-	case err := <-done:
-		cancel()
-		return nil, fmt.Errorf("bench: daemon failed to start: %w", err)
-	case <-time.After(2 * time.Minute):
-		cancel()
-		<-done
-		return nil, errors.New("bench: daemon not ready within 2 minutes")
-	}
-	conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: "cue-bench"})
-	if err != nil {
-		cancel()
-		<-done
-		return nil, err
-	}
-	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix, Timeout: 30 * time.Second})
-	if err != nil {
-		conn.Close()
-		cancel()
-		<-done
-		return nil, err
-	}
-	n := &node{ws: ws, info: info, conn: conn, caller: caller, debounce: cfg.Ingest.Debounce.Duration}
-	var stopped bool
-	var stopErr error
-	n.stop = func() error {
-		if !stopped {
-			stopped = true
-			conn.Close()
-			cancel()
-			stopErr = <-done
-		}
-		return stopErr
-	}
-	return n, nil
+	return node{n}, nil
 }
 
-func (n *node) call(ctx context.Context, tool string, args any, out any) error {
-	b, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	res, err := n.caller.Call(ctx, tool, b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", tool, err)
-	}
-	if out != nil {
-		if err := json.Unmarshal(res, out); err != nil {
-			return fmt.Errorf("%s result: %w", tool, err)
-		}
-	}
-	return nil
+func (n node) call(ctx context.Context, tool string, args any, out any) error {
+	return n.Call(ctx, tool, args, out)
 }
 
-func (n *node) readContext(ctx context.Context, q, mode string) ([]tools.ContextHit, error) {
-	var hits []tools.ContextHit
-	err := n.call(ctx, tools.ReadContext, tools.ReadContextArgs{Query: q, Mode: mode, Limit: readContextLimit}, &hits)
-	return hits, err
+func (n node) readContext(ctx context.Context, q, mode string) ([]tools.ContextHit, error) {
+	return n.ReadContext(ctx, q, mode, readContextLimit)
 }
 
 // finds reports whether a keyword search for f's marker finds f.
-func (n *node) finds(ctx context.Context, f File) (bool, error) {
+func (n node) finds(ctx context.Context, f File) (bool, error) {
 	if f.Kind == KindMarkdown && !strings.HasPrefix(f.Path, ".") {
-		var doc tools.ReadDocResult
-		err := n.call(ctx, tools.ReadDoc, tools.ReadDocArgs{Path: f.Path}, &doc)
-		var te *tools.Error
-		if errors.As(err, &te) && te.Code == tools.CodeFileNotFound {
-			return false, nil
-		}
-		return err == nil, err
+		return n.HasDoc(ctx, f.Path)
 	}
 	return n.findsMarker(ctx, f.Path, f.Marker)
 }
 
 // findsMarker reports whether a keyword search for marker finds path.
-func (n *node) findsMarker(ctx context.Context, path, marker string) (bool, error) {
+func (n node) findsMarker(ctx context.Context, path, marker string) (bool, error) {
 	hits, err := n.readContext(ctx, marker, tools.ModeKeyword)
 	if err != nil {
 		return false, err
@@ -355,8 +273,8 @@ func measureMain(ctx context.Context, o *Options, c *Corpus, r *Report) error {
 	if err != nil {
 		return err
 	}
-	defer n.stop()
-	r.Settings.DebounceMs = Ms(float64(n.debounce) / float64(time.Millisecond))
+	defer n.Stop()
+	r.Settings.DebounceMs = Ms(float64(n.Debounce) / float64(time.Millisecond))
 
 	if r.Ingest, err = waitIngest(ctx, o.Progress, n, c, start); err != nil {
 		return err
@@ -377,7 +295,7 @@ func measureMain(ctx context.Context, o *Options, c *Corpus, r *Report) error {
 		return err
 	}
 	o.Progress.Start("stop daemon", 0)
-	return n.stop()
+	return n.Stop()
 }
 
 // waitIngest waits until every file of c is found through the tools:
@@ -385,12 +303,12 @@ func measureMain(ctx context.Context, o *Options, c *Corpus, r *Report) error {
 // marker. Files are checked in path order (the order ingest walks) and a
 // check that fails is retried after a pause, so that the checks mostly
 // overlap the ingest they wait for.
-func waitIngest(ctx context.Context, p *Progress, n *node, c *Corpus, start time.Time) (*Ingest, error) {
+func waitIngest(ctx context.Context, p *Progress, n node, c *Corpus, start time.Time) (*Ingest, error) {
 	files := slices.Clone(c.Files)
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	files = slices.DeleteFunc(files, func(f File) bool { return f.Marker == "" }) // rules.md
 	p.Start("ingest to searchable", len(files))
-	docs, err := n.conn.JS.Stream(ctx, "KV_"+events.DocsBucket)
+	docs, err := n.Conn.JS.Stream(ctx, "KV_"+events.DocsBucket)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +347,7 @@ func waitIngest(ctx context.Context, p *Progress, n *node, c *Corpus, start time
 
 // measureQueries measures read_context keyword per query and, when rg is
 // there, ripgrep on the same queries and corpus.
-func measureQueries(ctx context.Context, o *Options, n *node, c *Corpus, r *Report) error {
+func measureQueries(ctx context.Context, o *Options, n node, c *Corpus, r *Report) error {
 	var all stats.LatencySummary
 	var rg *Ripgrep
 	if o.Ripgrep != "" {
@@ -493,7 +411,7 @@ func measureQueries(ctx context.Context, o *Options, n *node, c *Corpus, r *Repo
 }
 
 // measureTools measures read_doc, list_tasks, get_scene and update_task.
-func measureTools(ctx context.Context, o *Options, n *node, c *Corpus, r *Report) error {
+func measureTools(ctx context.Context, o *Options, n node, c *Corpus, r *Report) error {
 	var docs []File
 	for _, f := range c.Files {
 		if f.Kind == KindMarkdown && f.Heading != "" {
@@ -571,7 +489,7 @@ func measureTools(ctx context.Context, o *Options, n *node, c *Corpus, r *Report
 
 // measureHook runs the front's `cue hook UserPromptSubmit`, whole process,
 // with the daemon listening on the workspace's socket.
-func measureHook(ctx context.Context, o *Options, n *node, c *Corpus, r *Report) error {
+func measureHook(ctx context.Context, o *Options, n node, c *Corpus, r *Report) error {
 	if o.Front == "" {
 		r.Skipped = append(r.Skipped, Skip{Figure: "hook_round_trip", Reason: o.FrontMissing})
 		return nil
@@ -620,7 +538,7 @@ func measureHook(ctx context.Context, o *Options, n *node, c *Corpus, r *Report)
 
 // measureFreshness writes a new file and times until read_context finds
 // it.
-func measureFreshness(ctx context.Context, o *Options, n *node, c *Corpus, r *Report) error {
+func measureFreshness(ctx context.Context, o *Options, n node, c *Corpus, r *Report) error {
 	s, err := sample(ctx, o.Progress, "freshness", o.FreshnessSamples, nil, func(i int) error {
 		word := marker(o.Seed, 1_000_000+i) + "fresh"
 		rel := fmt.Sprintf("docs/fresh/note-%d.md", i)
@@ -653,8 +571,8 @@ func measureFreshness(ctx context.Context, o *Options, n *node, c *Corpus, r *Re
 // measureExtraction publishes transcript batches where the tailer would
 // and waits for their extraction records: the daemon's extractor with no
 // LLM, so every batch takes the rule path.
-func measureExtraction(ctx context.Context, o *Options, n *node, r *Report) error {
-	repo := n.info.Repo
+func measureExtraction(ctx context.Context, o *Options, n node, r *Report) error {
+	repo := n.Info.Repo
 	batches := make([]events.TranscriptBatch, o.ExtractBatches)
 	for i := range batches {
 		lines := []string{
@@ -673,7 +591,7 @@ func measureExtraction(ctx context.Context, o *Options, n *node, r *Report) erro
 		b.EndOffset = off
 		batches[i] = b
 	}
-	kv, err := n.conn.JS.KeyValue(ctx, events.ExtractionsBucket)
+	kv, err := n.Conn.JS.KeyValue(ctx, events.ExtractionsBucket)
 	if err != nil {
 		return err
 	}
@@ -681,7 +599,7 @@ func measureExtraction(ctx context.Context, o *Options, n *node, r *Report) erro
 	start := time.Now()
 	for _, b := range batches {
 		id := events.TranscriptBatchMsgID(b.Repo, b.StreamKey(), b.StartOffset)
-		if _, err := bus.PublishEvent(ctx, n.conn.JS, events.TranscriptSubject(repo), id, b); err != nil {
+		if _, err := bus.PublishEvent(ctx, n.Conn.JS, events.TranscriptSubject(repo), id, b); err != nil {
 			return fmt.Errorf("bench: publish a transcript batch: %w", err)
 		}
 	}
@@ -762,12 +680,12 @@ func measureEmbedded(ctx context.Context, o *Options, root string, r *Report) er
 	if err != nil {
 		return err
 	}
-	defer n.stop()
+	defer n.Stop()
 	o.Progress.Start("embed the embedded corpus", len(c.Files))
 	model := builtin.ModelID
 	deadline := start.Add(20 * time.Minute)
 	for {
-		rep, err := status.CollectWith(ctx, n.conn.JS, status.Options{EmbedModel: model})
+		rep, err := status.CollectWith(ctx, n.Conn.JS, status.Options{EmbedModel: model})
 		if err != nil {
 			return err
 		}
@@ -832,7 +750,7 @@ func measureEmbedded(ctx context.Context, o *Options, root string, r *Report) er
 		r.Latency[name] = latencyOf(s, "embedded", fmt.Sprintf("%d files with %s vectors; queries embedded per call", len(c.Files), model))
 	}
 	o.Progress.Start("stop embedding daemon", 0)
-	return n.stop()
+	return n.Stop()
 }
 
 // loadAverage is the one-minute load average from /proc/loadavg, or -1

@@ -645,9 +645,32 @@ func (b *repoRun) down(ctx context.Context) (time.Duration, error) {
 	return took, nil
 }
 
+// daemonClient is a client of a daemon running in its own process.
+type daemonClient struct {
+	ws     *workspace.Workspace
+	info   workspace.DaemonInfo
+	conn   *bus.Conn
+	caller tools.Caller
+	stop   func() error
+}
+
+// readContext asks read_context for q in mode.
+func (n *daemonClient) readContext(ctx context.Context, q, mode string) ([]tools.ContextHit, error) {
+	args, err := json.Marshal(tools.ReadContextArgs{Query: q, Mode: mode, Limit: readContextLimit})
+	if err != nil {
+		return nil, err
+	}
+	res, err := n.caller.Call(ctx, tools.ReadContext, args)
+	if err != nil {
+		return nil, err
+	}
+	var hits []tools.ContextHit
+	return hits, json.Unmarshal(res, &hits)
+}
+
 // connectNode is a client of the daemon's query service, as `cue mcp`
 // is.
-func connectNode(ctx context.Context, ws *workspace.Workspace, info workspace.DaemonInfo) (*node, error) {
+func connectNode(ctx context.Context, ws *workspace.Workspace, info workspace.DaemonInfo) (*daemonClient, error) {
 	if info.MCPURL == "" {
 		return nil, errors.New("bench: the daemon serves no HTTP (its /readyz and /metrics are read): leave [mcp] http_addr set")
 	}
@@ -660,7 +683,7 @@ func connectNode(ctx context.Context, ws *workspace.Workspace, info workspace.Da
 		conn.Close()
 		return nil, err
 	}
-	n := &node{ws: ws, info: info, conn: conn, caller: caller}
+	n := &daemonClient{ws: ws, info: info, conn: conn, caller: caller}
 	var once sync.Once
 	n.stop = func() error { once.Do(conn.Close); return nil }
 	return n, nil
@@ -744,7 +767,7 @@ func pause(ctx context.Context, d time.Duration) error {
 // every revision of cue_docs up to the one that completed the set, after
 // which read_context keyword searches all of them. Both times count from
 // start.
-func (b *repoRun) waitSearchable(ctx context.Context, n *node, start time.Time, expected []repoFile) (*RepoIndex, error) {
+func (b *repoRun) waitSearchable(ctx context.Context, n *daemonClient, start time.Time, expected []repoFile) (*RepoIndex, error) {
 	p := b.o.Progress
 	p.Start("index to keyword-searchable", len(expected))
 	stream, err := n.conn.JS.Stream(ctx, "KV_"+events.DocsBucket)
@@ -805,7 +828,7 @@ func (b *repoRun) waitSearchable(ctx context.Context, n *node, start time.Time, 
 }
 
 // notIndexed says which files have no record when indexing timed out.
-func (b *repoRun) notIndexed(ctx context.Context, n *node, expected []repoFile, records int) error {
+func (b *repoRun) notIndexed(ctx context.Context, n *daemonClient, expected []repoFile, records int) error {
 	msg := fmt.Sprintf("bench: %d records for %d files %v after the daemon started", records, len(expected), b.o.IndexTimeout)
 	missing, _, err := recordDiff(ctx, n, expected)
 	if err != nil {
@@ -816,7 +839,7 @@ func (b *repoRun) notIndexed(ctx context.Context, n *node, expected []repoFile, 
 
 // recordDiff compares the paths cue_docs holds records of with the
 // expected files: those missing, and those beyond.
-func recordDiff(ctx context.Context, n *node, expected []repoFile) (missing, extra []string, err error) {
+func recordDiff(ctx context.Context, n *daemonClient, expected []repoFile) (missing, extra []string, err error) {
 	kv, err := n.conn.JS.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
 		return nil, nil, err
@@ -849,7 +872,7 @@ func recordDiff(ctx context.Context, n *node, expected []repoFile) (missing, ext
 // waitEmbedded waits until every indexed document has a vector record of
 // the model, the embed queue is empty and the edge has applied every
 // vector record, or until EmbedTimeout after start.
-func (b *repoRun) waitEmbedded(ctx context.Context, n *node, start time.Time, docs int) (*RepoEmbed, error) {
+func (b *repoRun) waitEmbedded(ctx context.Context, n *daemonClient, start time.Time, docs int) (*RepoEmbed, error) {
 	p := b.o.Progress
 	p.Start("embed ("+b.o.Model+")", docs)
 	model := b.r.Settings.ModelID
@@ -888,7 +911,7 @@ func (b *repoRun) waitEmbedded(ctx context.Context, n *node, start time.Time, do
 
 // embedState counts the vector records (one model per fresh workspace),
 // the last cue_vectors revision and the embed requests not yet done.
-func embedState(ctx context.Context, n *node) (vectors int, rev, pending uint64, err error) {
+func embedState(ctx context.Context, n *daemonClient) (vectors int, rev, pending uint64, err error) {
 	s, err := n.conn.JS.Stream(ctx, "KV_"+events.VectorsBucket)
 	if err != nil {
 		return 0, 0, 0, err
@@ -915,7 +938,7 @@ func embedState(ctx context.Context, n *node) (vectors int, rev, pending uint64,
 // different amount of JSON whitespace, which the cache tells apart and
 // the tool ignores, and the cache's hit counter confirms it missed. The
 // repeated identical call is timed too, as the cached figure.
-func (b *repoRun) measureQueries(ctx context.Context, n *node) error {
+func (b *repoRun) measureQueries(ctx context.Context, n *daemonClient) error {
 	o, r, p := b.o, b.r, b.o.Progress
 	var rg *RipgrepTool
 	if o.Ripgrep != "" {

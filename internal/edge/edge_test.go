@@ -530,3 +530,25 @@ func TestConcurrentReadsWhileStreaming(t *testing.T) {
 		t.Fatal("nothing found after streaming")
 	}
 }
+
+// An agent's question ranks and picks its section by what it asks about,
+// not by "how do I", which a FAQ says more often than any answer.
+func TestReadContextAnswersAQuestionAsItsKeywords(t *testing.T) {
+	h := newHarness(t)
+	faq := mdRecord("app", "docs/faq.md", "# FAQ\n\n## How do I do that?\n\nWhat do I do when I don't know where it is?\n\n## Where do I find the OAuth provider?\n\nHow do I get there? Ask in the chat.\n", nil)
+	rev := h.putAll(append(fixtureDocs(), faq))
+	r := h.start("")
+	r.wait(rev)
+
+	question := r.search(map[string]any{"query": "How do I configure the OAuth provider?", "mode": "keyword"})
+	keywords := r.search(map[string]any{"query": "configure OAuth provider", "mode": "keyword"})
+	if !slices.Equal(paths(question), paths(keywords)) || len(question) == 0 || question[0].Path != "docs/auth.md" {
+		t.Fatalf("question ranked %v, keywords %v; want docs/auth.md first in both", paths(question), paths(keywords))
+	}
+	if s := question[0].Section; s == nil || s.Heading != "OAuth Configuration" {
+		t.Fatalf("section %+v, want OAuth Configuration", s)
+	}
+	if got := r.search(map[string]any{"query": "how do I", "mode": "keyword"}); len(got) == 0 || got[0].Path != "docs/faq.md" {
+		t.Fatalf("how do I: %v, want the FAQ", paths(got))
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/priority"
+	"github.com/cuedeck/cuedeck/pkg/core/origin"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/vector"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -187,6 +188,8 @@ type doc struct {
 	// targets are the names of each link's target (linkTargets), for the
 	// graph route.
 	targets [][]string
+	// origin is the page's language and whether it is a post (prior.go).
+	origin origin.Origin
 	// trimmedTokens caches tokens.Count of the trimmed content plus one
 	// (0: not counted yet); counting costs far more than serving.
 	trimmedTokens atomic.Int64
@@ -237,6 +240,8 @@ type Materialiser struct {
 
 	// imp caches importance scores per repo (importance.go).
 	imp importanceCache
+	// prior caches what the origin prior needs (prior.go).
+	prior priorCache
 
 	// progress is one entry per bucket Run follows.
 	progress []*feedProgress
@@ -726,6 +731,7 @@ func (m *Materialiser) memDoc(d Doc) *doc {
 	md := &doc{key: d.Key, rev: d.Rev, rec: d.Record}
 	md.rec.Headings = plainHeadings(md.rec.Headings)
 	md.anchors = docAnchors(&md.rec)
+	md.origin = docOrigin(&md.rec)
 	if len(d.Record.Links) > 0 {
 		md.targets = make([][]string, len(d.Record.Links))
 		for i, l := range d.Record.Links {

@@ -41,18 +41,25 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 	if mode == tools.ModeHybrid || mode == tools.ModeRRF {
 		depth = fusionDepth(limit)
 	}
+	// The origin prior (prior.go) weighs keyword hits inside the index,
+	// so its limit counts canonical pages; the other modes' rankings are
+	// weighed once fused, from candidates deep enough to hold them.
+	prior := m.priorFor(query, mode == tools.ModeKeyword)
 	var kw, sem []search.Hit
 	var chunks map[string]semHit
 	var kwScore map[string]float64
 	switch mode {
 	case tools.ModeKeyword:
-		kw = m.keywordHits(query, depth, sc)
+		kw = m.keywordHits(query, depth, sc, prior)
 	case tools.ModeSemantic:
+		if prior != nil {
+			depth = fusionDepth(limit)
+		}
 		sem, chunks = m.semanticHits(qv, depth, sc, nil)
 	default:
 		// Every candidate gets both scores: BM25F for any document (0
 		// when no query term matches) and its best chunk's cosine.
-		all := m.keywordHits(query, m.index.Len(), sc)
+		all := m.keywordHits(query, m.index.Len(), sc, nil)
 		kwScore = make(map[string]float64, len(all))
 		for _, h := range all {
 			kwScore[h.ID] = h.Score
@@ -88,7 +95,11 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 			inKeyword[id] = true
 		}
 	}
-	qterms := search.Tokenize(query)
+	qterms := search.QueryTerms(query)
+
+	if mode != tools.ModeKeyword {
+		weigh(ranked, prior)
+	}
 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -165,17 +176,26 @@ func (e *Edge) queryVector(ctx context.Context, query string) (qv []float32, fal
 	return vs[0], "", nil
 }
 
-// keywordHits runs the keyword index over the documents in sc.
-func (m *Materialiser) keywordHits(query string, depth int, sc docScope) []search.Hit {
-	var allow func(string) bool
+// keywordHits runs the keyword index over the documents in sc, each
+// score multiplied by prior (when not nil).
+func (m *Materialiser) keywordHits(query string, depth int, sc docScope, prior func(string) float64) []search.Hit {
+	weight := prior
 	if sc.narrows() {
 		// The allowed set is taken under m.mu and released before the
 		// index is searched, because writers lock m.mu and then the
 		// index: holding them the other way round could deadlock.
 		allowed := m.filtered(sc)
-		allow = func(id string) bool { return allowed[id] }
+		weight = func(id string) float64 {
+			switch {
+			case !allowed[id]:
+				return 0
+			case prior != nil:
+				return prior(id)
+			}
+			return 1
+		}
 	}
-	return m.index.SearchFiltered(query, depth, allow)
+	return m.index.SearchWeighted(query, depth, weight)
 }
 
 // semHit is a semantic hit's best chunk and the SHA-256 of the content its

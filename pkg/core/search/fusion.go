@@ -137,7 +137,9 @@ var DefaultClassifier = Classifier{
 }
 
 // Classify returns the query's intent: structural phrases win over
-// semantic ones, and anything else is hybrid.
+// semantic ones, and anything else is hybrid. It reads the query as
+// written: the words that route it ("how does", "what calls") are function
+// words that keyword search leaves out (QueryTerms), and still route it.
 func (c Classifier) Classify(query string) Intent {
 	q := strings.ToLower(query)
 	for _, p := range c.Structural {

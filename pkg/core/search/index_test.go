@@ -349,3 +349,25 @@ func TestSearchFilteredLimitsAfterFiltering(t *testing.T) {
 		}
 	}
 }
+
+// A weight reorders hits before the limit picks them, and a weight of 0
+// leaves a document out.
+func TestSearchWeightedAppliesThePriorBeforeTheLimit(t *testing.T) {
+	ix := NewIndex()
+	ix.Upsert("ja", Fields{Body: "decision_wait"})
+	ix.Upsert("en", Fields{Body: "decision_wait sets how long the processor buffers spans before it decides"})
+	ix.Upsert("gone", Fields{Body: "decision_wait decision_wait"})
+	plain := ix.Search("decision_wait", 1)
+	if len(plain) != 1 || plain[0].ID == "en" {
+		t.Fatalf("unweighted: %v; the test needs a shorter page to win", plain)
+	}
+	weights := map[string]float64{"ja": 0.1, "gone": 0, "en": 1}
+	got := ix.SearchWeighted("decision_wait", 1, func(id string) float64 { return weights[id] })
+	if len(got) != 1 || got[0].ID != "en" {
+		t.Fatalf("weighted, limit 1: %v, want en", got)
+	}
+	all := ix.SearchWeighted("decision_wait", 0, func(id string) float64 { return weights[id] })
+	if len(all) != 2 || all[1].ID != "ja" || all[1].Score >= all[0].Score {
+		t.Fatalf("weighted: %v, want en then ja, gone left out", all)
+	}
+}

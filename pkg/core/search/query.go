@@ -15,6 +15,9 @@ import (
 // the field's length, saturated with k1, and multiplied by the term's inverse
 // document frequency. Equal scores are ordered by id.
 //
+// The query's function words ("how", "do", "I", "what": QueryTerms) are
+// not scored unless it has no other words.
+//
 // A query term found in no document is replaced by the indexed terms within
 // one typo (terms of four or more letters) or two (eight or more), sharing
 // its first letter, at half weight. A query none of whose terms match returns
@@ -28,7 +31,25 @@ func (ix *Index) Search(query string, limit int) []Hit {
 // empties a page that other documents would have filled. allow runs with
 // the index's read lock held and must not call back into the index.
 func (ix *Index) SearchFiltered(query string, limit int, allow func(id string) bool) []Hit {
-	words := Tokenize(query)
+	if allow == nil {
+		return ix.SearchWeighted(query, limit, nil)
+	}
+	return ix.SearchWeighted(query, limit, func(id string) float64 {
+		if allow(id) {
+			return 1
+		}
+		return 0
+	})
+}
+
+// SearchWeighted is Search with each document's score multiplied by
+// weight(id) before the best limit are picked (all weigh 1 when weight is
+// nil): a prior on documents, such as the edge's preference for canonical
+// pages over translations, that the limit then respects. A weight of zero
+// or less leaves the document out. weight runs with the index's read lock
+// held and must not call back into the index.
+func (ix *Index) SearchWeighted(query string, limit int, weight func(id string) float64) []Hit {
+	words := QueryTerms(query)
 	if len(words) == 0 {
 		return nil
 	}
@@ -72,7 +93,7 @@ func (ix *Index) SearchFiltered(query string, limit int, allow func(id string) b
 			ix.scoreTermLocked(sc, tid, fuzzyWeight, n, &avg)
 		}
 	}
-	return ix.topLocked(sc, limit, allow)
+	return ix.topLocked(sc, limit, weight)
 }
 
 func (ix *Index) scoreTermLocked(sc *scratch, tid uint32, weight float64, n int, avg *[numFields]float64) {
@@ -96,16 +117,18 @@ func (ix *Index) scoreTermLocked(sc *scratch, tid uint32, weight float64, n int,
 	}
 }
 
-// topLocked picks the best limit touched documents with a bounded min-heap
-// whose root is the worst hit kept so far.
-func (ix *Index) topLocked(sc *scratch, limit int, allow func(string) bool) []Hit {
+// topLocked picks the best limit touched documents, their scores weighed
+// by weight, with a bounded min-heap whose root is the worst hit kept so
+// far.
+func (ix *Index) topLocked(sc *scratch, limit int, weight func(string) float64) []Hit {
 	// Candidates go in their own slice: sc.touched must stay whole, since
 	// it is what putScratch zeroes.
 	cands := sc.touched
-	if allow != nil {
+	if weight != nil {
 		cands = make([]uint32, 0, len(sc.touched))
 		for _, d := range sc.touched {
-			if allow(ix.docs[d].id) {
+			if w := weight(ix.docs[d].id); w > 0 {
+				sc.scores[d] *= w // putScratch zeroes it after
 				cands = append(cands, d)
 			}
 		}
