@@ -199,10 +199,11 @@ func TestRestartResumesAndFreshStoreRebuildsIdentically(t *testing.T) {
 	}
 	rev = h.putAll(down)
 
-	second := h.start(dir)
+	second := h.open(dir)
 	if got := second.m.Status(); got.Revision == 0 || got.Docs != 4 {
 		t.Fatalf("reopened store should hold the first run's state before any watch: %+v", got)
 	}
+	second.run()
 	second.wait(rev)
 	st := second.m.Status()
 	if st.Applied != uint64(len(down)) {

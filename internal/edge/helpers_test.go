@@ -97,15 +97,34 @@ type running struct {
 // end of the test.
 func (h *harness) start(dir string) *running {
 	h.t.Helper()
+	r := h.open(dir)
+	r.run()
+	return r
+}
+
+// open opens an edge on dir without running it: it holds what its store
+// held.
+func (h *harness) open(dir string) *running {
+	h.t.Helper()
 	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Vectors: h.vkv, Memories: h.mkv, Embedder: h.emb, Logger: testLogger(h.t)})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{t: h.t, m: m, e: New(m, testLogger(h.t)), cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- m.Run(ctx) }()
-	h.t.Cleanup(func() { r.stop() })
+	r := &running{t: h.t, m: m, e: New(m, testLogger(h.t))}
+	h.t.Cleanup(func() {
+		if r.done == nil {
+			m.Close()
+		}
+	})
 	return r
+}
+
+// run runs an opened edge until stop or the end of the test.
+func (r *running) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan error, 1)
+	go func() { r.done <- r.m.Run(ctx) }()
+	r.t.Cleanup(func() { r.stop() })
 }
 
 func (r *running) stop() {

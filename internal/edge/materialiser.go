@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -309,6 +312,44 @@ func (m *Materialiser) rebuild() error {
 		return err
 	}
 	start := time.Now()
+	// A clean stop left the keyword index beside the store: if it is of
+	// the store's revision and holds exactly its documents, nothing needs
+	// analysing again.
+	fromSnapshot := m.loadSnapshot(rev)
+	indexed, missing := 0, 0
+	err = m.store.ForEach(func(d Doc) error {
+		if d.Record.Skip == nil {
+			indexed++
+			if fromSnapshot && !m.index.Has(d.Key) {
+				missing++
+			}
+		}
+		m.putLocked(d.Key, m.memDoc(d))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if fromSnapshot && (missing > 0 || m.index.Len() != indexed) {
+		m.logger.Warn("the saved keyword index does not match the store; rebuilding it", "store_docs", indexed, "index_docs", m.index.Len(), "missing", missing)
+		m.index, fromSnapshot = search.NewIndex(), false
+	}
+	if !fromSnapshot {
+		if err := m.reindex(); err != nil {
+			return err
+		}
+	}
+	m.rev = rev
+	if err := m.rebuildVectors(); err != nil {
+		return err
+	}
+	m.logger.Info("rebuilt the doc index from the store", "docs", len(m.docs), "revision", rev, "saved_keyword_index", fromSnapshot, "took", time.Since(start))
+	return nil
+}
+
+// reindex analyses every indexed document of the store into the keyword
+// index, on every CPU while this goroutine reads the store.
+func (m *Materialiser) reindex() error {
 	type job struct {
 		key    string
 		fields search.Fields
@@ -322,24 +363,91 @@ func (m *Materialiser) rebuild() error {
 			}
 		})
 	}
-	err = m.store.ForEach(func(d Doc) error {
+	err := m.store.ForEach(func(d Doc) error {
 		if d.Record.Skip == nil {
 			jobs <- job{d.Key, fieldsOf(&d.Record)}
 		}
-		m.putLocked(d.Key, m.memDoc(d))
 		return nil
 	})
 	close(jobs)
 	wg.Wait()
+	return err
+}
+
+// snapshotName is the keyword index saved beside the store at a clean
+// stop. Badger ignores files it does not know.
+const snapshotName = "keyword-index.snapshot"
+
+// loadSnapshot takes the saved keyword index if it was saved at the
+// store's revision rev, and removes the file: from the next change on it
+// would no longer match, and a crash must not find it.
+func (m *Materialiser) loadSnapshot(rev uint64) bool {
+	if m.cfg.Dir == "" {
+		return false
+	}
+	path := filepath.Join(m.cfg.Dir, snapshotName)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
 	if err != nil {
-		return err
+		m.logger.Warn("cannot read the saved keyword index; rebuilding it", "err", err)
+		return false
 	}
-	m.rev = rev
-	if err := m.rebuildVectors(); err != nil {
-		return err
+	ix, stamp, err := search.ReadSnapshot(f)
+	f.Close()
+	if rerr := os.Remove(path); rerr != nil {
+		m.logger.Warn("cannot remove the saved keyword index", "path", path, "err", rerr)
 	}
-	m.logger.Info("rebuilt the doc index from the store", "docs", len(m.docs), "revision", rev, "took", time.Since(start))
-	return nil
+	switch {
+	case err != nil:
+		m.logger.Warn("the saved keyword index is damaged; rebuilding it", "err", err)
+		return false
+	case stamp != rev:
+		m.logger.Info("the saved keyword index is of another revision; rebuilding it", "saved", stamp, "store", rev)
+		return false
+	}
+	m.index = ix
+	return true
+}
+
+// saveSnapshot writes the keyword index beside the store, stamped with
+// the store's revision, once nothing writes to either.
+func (m *Materialiser) saveSnapshot() {
+	if m.cfg.Dir == "" {
+		return
+	}
+	rev, err := m.store.LastRevision()
+	if err != nil || rev != m.Revision() {
+		return // the index and the store disagree: a rebuild is right
+	}
+	start := time.Now()
+	path := filepath.Join(m.cfg.Dir, snapshotName)
+	tmp := path + ".tmp"
+	err = func() error {
+		f, err := os.Create(tmp)
+		if err != nil {
+			return err
+		}
+		if err := m.index.WriteSnapshot(f, rev); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		return os.Rename(tmp, path)
+	}()
+	if err != nil {
+		os.Remove(tmp)
+		m.logger.Warn("cannot save the keyword index; the next start rebuilds it", "err", err)
+		return
+	}
+	m.logger.Info("saved the keyword index", "revision", rev, "took", time.Since(start).Round(time.Millisecond))
 }
 
 // Run follows cue_docs until ctx is cancelled: from the start when the store
@@ -906,6 +1014,7 @@ func (m *Materialiser) Close() error {
 		m.stop()
 		m.storeMu.Lock()
 		defer m.storeMu.Unlock()
+		m.saveSnapshot()
 		m.closeErr = m.store.Close()
 	})
 	return m.closeErr

@@ -168,9 +168,11 @@ type analyzed struct {
 	// terms are the document's distinct terms with their frequencies.
 	terms []analyzedTerm
 	// termOf maps each term's text, and words maps each word as written,
-	// to its place in terms.
-	termOf map[string]int32
-	words  map[string]int32
+	// to its place in terms; wordList holds the words in the order they
+	// first appear.
+	termOf   map[string]int32
+	words    map[string]int32
+	wordList []string
 }
 
 type analyzedTerm struct {
@@ -194,6 +196,7 @@ func analyzeFields(doc Fields) analyzed {
 				a.termOf[t] = i
 			}
 			a.words[w] = i
+			a.wordList = append(a.wordList, w)
 		}
 		if tf := &a.terms[i].tf[f]; *tf < math.MaxUint16 {
 			*tf++
@@ -213,29 +216,13 @@ func analyzeFields(doc Fields) analyzed {
 	return a
 }
 
-// sortedKeys makes ids, and so everything after, independent of map order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // Upsert indexes doc under id, replacing whatever id held before.
 func (ix *Index) Upsert(id string, doc Fields) {
+	// Terms and words go in in the order they first appear in the
+	// document, so ids do not depend on map order. They may share the
+	// document's memory (eachToken); the index keeps copies of those it
+	// adds, so as not to hold whole texts.
 	a := analyzeFields(doc)
-	words := sortedKeys(a.words)
-	// Terms in order of their text, so ids do not depend on the text's
-	// word order. Words and terms may share the document's memory
-	// (eachToken); the index keeps copies of those it adds, so as not to
-	// hold whole texts.
-	order := make([]int32, len(a.terms))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int { return strings.Compare(a.terms[x].text, a.terms[y].text) })
 	tids := make([]uint32, len(a.terms))
 
 	ix.mu.Lock()
@@ -247,8 +234,7 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	e := &ix.docs[d]
 	e.id, e.lens = id, a.lens
 	e.terms = make([]uint32, 0, len(a.terms))
-	for _, i := range order {
-		t := a.terms[i]
+	for i, t := range a.terms {
 		tid := ix.termLocked(t.text)
 		tids[i] = tid
 		e.terms = append(e.terms, tid)
@@ -262,8 +248,8 @@ func (ix *Index) Upsert(id string, doc Fields) {
 		}
 		ix.terms[tid].postings = ps
 	}
-	e.surfaces = make([]uint32, 0, len(words))
-	for _, w := range words {
+	e.surfaces = make([]uint32, 0, len(a.wordList))
+	for _, w := range a.wordList {
 		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, tids[a.words[w]]))
 	}
 	for f, l := range a.lens {

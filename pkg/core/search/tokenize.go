@@ -1,8 +1,8 @@
 package search
 
 import (
+	"hash/maphash"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -133,16 +133,16 @@ func analyze(s string) []string {
 	return toks
 }
 
-// stemCache remembers stems across documents: a repository's vocabulary
-// repeats, and the Snowball stemmer was most of the cost of indexing. It
-// stops growing at maxStemCache words so that junk (hashes, generated
-// identifiers) cannot grow it without bound.
-var (
-	stemCache     sync.Map
-	stemCacheSize atomic.Int64
-)
+// stems remembers stems across documents, direct-mapped by the word's
+// hash: a repository's vocabulary repeats, and the Snowball stemmer was
+// most of the cost of indexing. A word that collides replaces the one
+// before it, so junk (hashes, generated identifiers) cannot grow it;
+// entries are immutable and swapped whole, so lookups take no lock.
+var stems [1 << 16]atomic.Pointer[stemEntry]
 
-const maxStemCache = 1 << 18
+type stemEntry struct{ word, stem string }
+
+var stemSeed = maphash.MakeSeed()
 
 func stem(t string) string {
 	for k := 0; k < len(t); k++ {
@@ -150,12 +150,11 @@ func stem(t string) string {
 			return t
 		}
 	}
-	if s, ok := stemCache.Load(t); ok {
-		return s.(string)
+	slot := &stems[maphash.String(stemSeed, t)%uint64(len(stems))]
+	if e := slot.Load(); e != nil && e.word == t {
+		return e.stem
 	}
 	s := english.Stem(t, false)
-	if stemCacheSize.Add(1) <= maxStemCache {
-		stemCache.Store(strings.Clone(t), s)
-	}
+	slot.Store(&stemEntry{word: strings.Clone(t), stem: s})
 	return s
 }
