@@ -243,3 +243,49 @@ func TestInterruptibleWorkerPutsItsMessageBackOnStop(t *testing.T) {
 		t.Fatal("the interrupted message was not handed to the next worker")
 	}
 }
+
+// A cache from before compression: provisioning turns it on for the
+// buckets of file contents, keeping what they hold.
+func TestProvisionCompressesContentBucketsOfAnOlderCache(t *testing.T) {
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	ctx := context.Background()
+	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	old := bus.DeclaredTopology(bus.Settings{})
+	for i := range old.Buckets {
+		old.Buckets[i].Compression = false
+	}
+	for i := range old.Objects {
+		old.Objects[i].Compression = false
+	}
+	if err := bus.Provision(ctx, conn.JS, old, nil); err != nil {
+		t.Fatal(err)
+	}
+	kv, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if _, err := kv.Put(ctx, "app.a", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"KV_" + events.DocsBucket, "OBJ_" + events.BlobsBucket} {
+		s, err := conn.JS.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := s.CachedInfo().Config.Compression; c != jetstream.S2Compression {
+			t.Errorf("%s compression %v, want S2", name, c)
+		}
+	}
+	if e, err := kv.Get(ctx, "app.a"); err != nil || string(e.Value()) != "kept" {
+		t.Fatalf("value across the change: %v %v", e, err)
+	}
+}

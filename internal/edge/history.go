@@ -110,7 +110,7 @@ func (s *Store) keepReplaced(txn *badger.Txn, c Change) error {
 			Skip    json.RawMessage `json:"skip"`
 		} `json:"record"`
 	}
-	if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &old) }); err != nil {
+	if err := item.Value(func(v []byte) error { return decodeDoc(v, &old) }); err != nil {
 		return fmt.Errorf("decode stored %s: %w", c.Key, err)
 	}
 	rec := old.Record

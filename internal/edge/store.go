@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -195,7 +196,7 @@ func setChange(txn *badger.Txn, c Change) error {
 			return err
 		}
 	} else {
-		v, err := json.Marshal(c.Doc)
+		v, err := encodeDoc(c.Doc)
 		if err != nil {
 			return err
 		}
@@ -206,6 +207,41 @@ func setChange(txn *badger.Txn, c Change) error {
 	var rev [8]byte
 	binary.BigEndian.PutUint64(rev[:], c.Rev)
 	return txn.Set(keyRevision, rev[:])
+}
+
+// A stored document is its JSON, S2-compressed when that is worth it: the
+// store holds every file's text, which S2 halves at a cost far below a
+// read's. The compressed form starts with a byte JSON never starts with.
+const compressedDoc = 0x00
+
+// minCompressedDoc is the smallest encoded document worth compressing.
+const minCompressedDoc = 512
+
+func encodeDoc(d *Doc) ([]byte, error) {
+	v, err := json.Marshal(d)
+	if err != nil || len(v) < minCompressedDoc {
+		return v, err
+	}
+	buf := make([]byte, 1+s2.MaxEncodedLen(len(v)))
+	buf[0] = compressedDoc
+	n := len(s2.Encode(buf[1:], v))
+	if 1+n >= len(v) {
+		return v, nil
+	}
+	return buf[:1+n], nil
+}
+
+// decodeDoc decodes what encodeDoc wrote, or plain JSON (stores written
+// before compression).
+func decodeDoc(v []byte, d any) error {
+	if len(v) > 0 && v[0] == compressedDoc {
+		plain, err := s2.Decode(nil, v[1:])
+		if err != nil {
+			return fmt.Errorf("decompress: %w", err)
+		}
+		v = plain
+	}
+	return json.Unmarshal(v, d)
 }
 
 // Get returns the stored document of key; ok is false when there is none.
@@ -219,7 +255,7 @@ func (s *Store) Get(key string) (doc Doc, ok bool, err error) {
 			return err
 		}
 		ok = true
-		return item.Value(func(v []byte) error { return json.Unmarshal(v, &doc) })
+		return item.Value(func(v []byte) error { return decodeDoc(v, &doc) })
 	})
 	if err != nil {
 		return Doc{}, false, fmt.Errorf("edge: read %s from store: %w", key, err)
@@ -238,7 +274,7 @@ func (s *Store) ForEach(fn func(Doc) error) error {
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			var doc Doc
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &doc) }); err != nil {
+			if err := it.Item().Value(func(v []byte) error { return decodeDoc(v, &doc) }); err != nil {
 				return fmt.Errorf("edge: decode stored %s (remove the store directory to rebuild): %w", it.Item().Key(), err)
 			}
 			if err := fn(doc); err != nil {

@@ -1,9 +1,12 @@
 package edge
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 func TestStoreAppliesAcrossTransactions(t *testing.T) {
@@ -53,4 +56,51 @@ func TestStoreAppliesAcrossTransactions(t *testing.T) {
 	if _, ok, err := s.Get("app.d00"); ok || err != nil {
 		t.Fatalf("removed doc: ok=%v err=%v", ok, err)
 	}
+}
+
+// Documents are stored compressed, and a store written before compression
+// (plain JSON) still reads.
+func TestStoredDocumentsAreCompressedAndPlainOnesStillRead(t *testing.T) {
+	body := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { serve(w, r) }\n", 200)
+	doc := &Doc{Key: "app.big.go", Rev: 1, Record: mdRecord("app", "big.go", body, nil)}
+	enc, err := encodeDoc(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := json.Marshal(doc)
+	if enc[0] != compressedDoc || len(enc) > len(plain)/2 {
+		t.Fatalf("encoded %d bytes of %d, first byte %#x: want it compressed", len(enc), len(plain), enc[0])
+	}
+	small, _ := encodeDoc(&Doc{Key: "app.a.md", Rev: 2, Record: mdRecord("app", "a.md", "# A\n", nil)})
+	if small[0] != '{' {
+		t.Fatalf("a small document is stored as %q, want plain JSON", small)
+	}
+
+	dir := t.TempDir()
+	s, err := OpenStore(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply([]Change{{Key: doc.Key, Rev: 1, Doc: doc}}); err != nil {
+		t.Fatal(err)
+	}
+	// What an earlier release wrote for the same key.
+	old := &Doc{Key: "app.old.md", Rev: 2, Record: mdRecord("app", "old.md", "# Old\n"+body, nil)}
+	err = s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(append(docPrefix[:len(docPrefix):len(docPrefix)], old.Key...), must(json.Marshal(old)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []*Doc{doc, old} {
+		got, ok, err := s.Get(want.Key)
+		if err != nil || !ok || got.Record.Content != want.Record.Content {
+			t.Fatalf("Get(%s) = %v %v, content %d bytes of %d", want.Key, ok, err, len(got.Record.Content), len(want.Record.Content))
+		}
+	}
+	n := 0
+	if err := s.ForEach(func(d Doc) error { n++; return nil }); err != nil || n != 2 {
+		t.Fatalf("ForEach saw %d documents, %v", n, err)
+	}
+	s.Close()
 }
