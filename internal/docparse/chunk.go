@@ -77,6 +77,8 @@ func headingPrefix(path []string) string {
 type chunker struct {
 	content string
 	lines   lineIndex
+	// counter counts stretches of content without splitting them again.
+	counter *tokens.Counter
 	max     int
 	// lineTokens[l] estimates what line l adds to a chunk: its tokens and
 	// one for its line ending; zero until counted.
@@ -86,8 +88,13 @@ type chunker struct {
 	glued []bool
 }
 
-func newChunker(content string, lines lineIndex, maxTokens int) *chunker {
-	return &chunker{content: content, lines: lines, max: maxTokens}
+func newChunker(content string, lines lineIndex, counter *tokens.Counter, maxTokens int) *chunker {
+	return &chunker{content: content, lines: lines, counter: counter, max: maxTokens}
+}
+
+// count is tokens.Count of lines a..b as text returns them.
+func (c *chunker) count(a, b int) int {
+	return c.counter.Range(c.lines.span(c.content, a, b))
 }
 
 func (c *chunker) lineCost(l int) int {
@@ -95,7 +102,7 @@ func (c *chunker) lineCost(l int) int {
 		c.lineTokens = make([]int, c.lines.count()+1)
 	}
 	if c.lineTokens[l] == 0 {
-		c.lineTokens[l] = tokens.Count(c.lines.text(c.content, l, l)) + 1
+		c.lineTokens[l] = c.count(l, l) + 1
 	}
 	return c.lineTokens[l]
 }
@@ -235,7 +242,7 @@ func (c *chunker) chunk(a, b int, lb *label, check bool) (events.Chunk, bool) {
 	if a == b && c.lineTokens != nil && c.lineTokens[a] != 0 {
 		n = c.lineTokens[a] - 1 // counted already, and a long line is slow to count
 	} else {
-		n = tokens.Count(text)
+		n = c.count(a, b)
 	}
 	ch := events.Chunk{StartLine: a, EndLine: b, HeadingPath: lb.path, Tokens: n}
 	if !check {

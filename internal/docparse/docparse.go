@@ -86,10 +86,11 @@ func BuildWith(repo, path, content string, opt ChunkOptions) events.DocRecord {
 	rec.Kind, rec.Language = Classify(path)
 	lines := newLines(content)
 	rec.Lines = lines.count()
-	rec.Tokens = tokens.Count(content)
+	counter := tokens.NewCounter(content)
+	rec.Tokens = counter.Total()
 	rec.Title = baseName(path)
 
-	c := newChunker(content, lines, opt.maxTokens())
+	c := newChunker(content, lines, counter, opt.maxTokens())
 	switch rec.Kind {
 	case events.DocMarkdown, events.DocCard:
 		buildMarkdown(&rec, c)
@@ -302,13 +303,24 @@ func (li lineIndex) count() int {
 // text returns lines a..b (1-indexed, inclusive) without the final line
 // ending.
 func (li lineIndex) text(s string, a, b int) string {
-	end := li.size
+	x, y := li.span(s, a, b)
+	return s[x:y]
+}
+
+// span is where text(s, a, b) starts and ends in s.
+func (li lineIndex) span(s string, a, b int) (x, y int) {
+	y = li.size
 	if b < len(li.starts) {
-		end = li.starts[b]
+		y = li.starts[b]
 	}
-	t := s[li.starts[a-1]:end]
-	t = strings.TrimSuffix(t, "\n")
-	return strings.TrimSuffix(t, "\r")
+	x = li.starts[a-1]
+	if y > x && s[y-1] == '\n' {
+		y--
+	}
+	if y > x && s[y-1] == '\r' {
+		y--
+	}
+	return x, y
 }
 
 func (li lineIndex) blank(s string, l int) bool {
