@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -308,6 +309,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
 	g.Start("lag-monitor", mon.Run)
+	g.Start("memory-trim", func(ctx context.Context) error {
+		gate.AfterBursts(ctx, 2*time.Second, 200, debug.FreeOSMemory)
+		return nil
+	})
 	g.Start("indexing-progress", indexing.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {

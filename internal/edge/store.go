@@ -66,10 +66,8 @@ func OpenStore(dir string, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	opts := localdb.Options(dir, logger).
+	opts := localdb.WithLargerData(localdb.Options(dir, logger)).
 		WithInMemory(dir == "").
-		WithBlockCacheSize(16 << 20).
-		WithIndexCacheSize(8 << 20).
 		WithValueThreshold(64 << 10).
 		WithMetricsEnabled(false)
 	db, err := badger.Open(opts)

@@ -13,21 +13,33 @@ import (
 )
 
 // Options are Badger's defaults for dir with small memtables and caches,
-// one version per key and two compactors, logging to logger (nil: none).
-// Callers adjust what their data needs (a bigger block cache, in-memory).
+// one version per key and two compactors, logging to logger (nil: none):
+// enough for the per-file state ingest and the tailer keep, whose entries
+// are a few hundred bytes. Callers with more data adjust (WithLargerData,
+// in-memory).
 func Options(dir string, logger *slog.Logger) badger.Options {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// Each memtable's arena is allocated whole: four stores of two 8 MiB
+	// memtables were a tenth of the daemon's memory.
 	return badger.DefaultOptions(dir).
-		WithMemTableSize(8 << 20).
+		WithMemTableSize(2 << 20).
+		WithValueThreshold(64 << 10). // below a 2 MiB memtable's largest batch
 		WithNumMemtables(2).
-		WithBlockCacheSize(8 << 20).
-		WithIndexCacheSize(4 << 20).
+		WithBlockCacheSize(2 << 20).
+		WithIndexCacheSize(1 << 20).
 		WithValueLogFileSize(64 << 20).
 		WithNumVersionsToKeep(1).
 		WithNumCompactors(2).
 		WithLogger(badgerLogger{logger})
+}
+
+// WithLargerData sizes opts for stores of documents or vectors: larger
+// memtables, so a batch of large entries fits one transaction, and a
+// larger block cache.
+func WithLargerData(opts badger.Options) badger.Options {
+	return opts.WithMemTableSize(8 << 20).WithBlockCacheSize(16 << 20).WithIndexCacheSize(8 << 20)
 }
 
 // badgerLogger routes Badger's warnings and errors to slog; its chatter

@@ -33,6 +33,7 @@ type Gate struct {
 	idle chan struct{}
 
 	waited time.Duration // total time Wait callers spent held back
+	begun  uint64        // pieces of foreground work begun
 }
 
 // New returns a Gate whose background work waits until foreground work has
@@ -57,6 +58,7 @@ func (g *Gate) Begin() (end func()) {
 		g.idle = make(chan struct{})
 	}
 	g.active++
+	g.begun++
 	g.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -119,6 +121,17 @@ func (g *Gate) Wait(ctx context.Context) error {
 	}
 }
 
+// Quiet reports how many pieces of foreground work have begun so far, and
+// whether none has run for at least d.
+func (g *Gate) Quiet(d time.Duration) (begun uint64, quiet bool) {
+	if g == nil {
+		return 0, true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.begun, g.active == 0 && time.Since(g.lastEnd) >= d
+}
+
 // Waited is the total time background work has spent held back.
 func (g *Gate) Waited() time.Duration {
 	if g == nil {
@@ -127,4 +140,26 @@ func (g *Gate) Waited() time.Duration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.waited
+}
+
+// AfterBursts calls fn each time at least burst pieces of foreground work
+// have begun since its last call and none has run for quiet, checking
+// every quiet, until ctx ends. The daemon hands the Go runtime's memory
+// back to the system so: indexing a repository leaves as much garbage as
+// the index it builds, which the runtime returns only slowly.
+func (g *Gate) AfterBursts(ctx context.Context, quiet time.Duration, burst uint64, fn func()) {
+	var last uint64
+	t := time.NewTicker(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, ok := g.Quiet(quiet); ok && n-last >= burst {
+			fn()
+			last = n
+		}
+	}
 }

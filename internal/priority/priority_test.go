@@ -129,3 +129,64 @@ func TestNilGate(t *testing.T) {
 		t.Fatal("nil Gate waited")
 	}
 }
+
+func TestQuietCountsWorkAndWaitsForItsEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := New(0)
+		if n, quiet := g.Quiet(time.Second); n != 0 || !quiet {
+			t.Fatalf("fresh gate: %d begun, quiet %v", n, quiet)
+		}
+		end := g.Begin()
+		if _, quiet := g.Quiet(0); quiet {
+			t.Fatal("quiet while work runs")
+		}
+		end()
+		if _, quiet := g.Quiet(time.Second); quiet {
+			t.Fatal("quiet for a second right after work ended")
+		}
+		time.Sleep(time.Second)
+		if n, quiet := g.Quiet(time.Second); n != 1 || !quiet {
+			t.Fatalf("a second after: %d begun, quiet %v", n, quiet)
+		}
+	})
+}
+
+func TestAfterBurstsCallsOnceEachQuietAfterEnoughWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := New(0)
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		done := make(chan struct{})
+		go func() {
+			g.AfterBursts(ctx, time.Second, 3, func() { calls++ })
+			close(done)
+		}()
+		for range 2 {
+			g.Begin()()
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if calls != 0 {
+			t.Fatalf("called after 2 pieces of work, burst 3")
+		}
+		end := g.Begin() // the third, long
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if calls != 0 {
+			t.Fatal("called while work ran")
+		}
+		end()
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		if calls != 1 {
+			t.Fatalf("%d calls once quiet after a burst, want 1", calls)
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if calls != 1 {
+			t.Fatalf("%d calls with no new burst, want 1", calls)
+		}
+		cancel()
+		<-done
+	})
+}

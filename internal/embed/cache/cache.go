@@ -38,8 +38,8 @@ type Stats struct {
 // Open opens (or creates) the cache in dir. Only one process may hold dir;
 // opening it twice returns Badger's lock error.
 func Open(dir string, logger *slog.Logger) (*Cache, error) {
-	// A 512-d vector is 2 KiB: a larger block cache than the default.
-	db, err := badger.Open(localdb.Options(dir, logger).WithBlockCacheSize(16 << 20))
+	// A 512-d vector is 2 KiB: larger memtables and caches than state.
+	db, err := badger.Open(localdb.WithLargerData(localdb.Options(dir, logger)))
 	if err != nil {
 		return nil, fmt.Errorf("embed cache: open %s: %w (is another process using this directory?)", dir, err)
 	}
