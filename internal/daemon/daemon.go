@@ -310,7 +310,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("tasks", board.Run)
 	g.Start("lag-monitor", mon.Run)
 	g.Start("memory-trim", func(ctx context.Context) error {
-		gate.AfterBursts(ctx, 2*time.Second, 200, debug.FreeOSMemory)
+		gate.AfterBursts(ctx, 2*time.Second, 200, returnMemory)
 		return nil
 	})
 	g.Start("indexing-progress", indexing.Run)
@@ -398,6 +398,14 @@ func Caller(nc *nats.Conn, info workspace.DaemonInfo, token string, log *slog.Lo
 	return query.NewFallback(
 		query.Route{Name: "team", Prefix: info.TeamQueryPrefix, Caller: team},
 		query.Route{Name: "local", Prefix: info.QueryPrefix, Caller: local}, log), nil
+}
+
+// returnMemory gives the heap's garbage back to the system. Twice: the
+// buffers NATS's file store keeps in sync.Pools (tens of MiB while a
+// repository is indexed) survive one collection.
+func returnMemory() {
+	debug.FreeOSMemory()
+	debug.FreeOSMemory()
 }
 
 // foreground counts each tool call as foreground work at gate.
