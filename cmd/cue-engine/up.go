@@ -118,7 +118,14 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(60 * time.Second)
+	// The daemon says what it is doing while it starts (loading a large
+	// index takes seconds); the wait lasts while it keeps saying something
+	// new, and the user sees it once the wait is noticeable.
+	const stall = 60 * time.Second
+	started := time.Now()
+	deadline := time.NewTimer(stall)
+	defer deadline.Stop()
+	said := ""
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -138,8 +145,8 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 				continue
 			}
 			return workspace.DaemonInfo{}, fmt.Errorf("daemon exited during start (%v); see %s", err, ws.LogPath())
-		case <-deadline:
-			return workspace.DaemonInfo{}, fmt.Errorf("daemon did not become ready within 60s; see %s", ws.LogPath())
+		case <-deadline.C:
+			return workspace.DaemonInfo{}, fmt.Errorf("the daemon made no progress in %s while starting (last: %q); see %s", stall, said, ws.LogPath())
 		case <-tick.C:
 			info, err := ws.ReadDaemonInfo()
 			if err == nil {
@@ -147,6 +154,13 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 			}
 			if !errors.Is(err, workspace.ErrNoDaemon) {
 				return workspace.DaemonInfo{}, err
+			}
+			if line := ws.ReadStarting(); line != "" && line != said {
+				said = line
+				deadline.Reset(stall)
+				if time.Since(started) > time.Second {
+					fmt.Fprintf(os.Stderr, "cue: starting the daemon: %s\n", line)
+				}
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,6 +31,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embedworker"
 	"github.com/cuedeck/cuedeck/internal/extractor"
 	"github.com/cuedeck/cuedeck/internal/hookserver"
+	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
@@ -108,6 +110,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 
+	// Until it is ready, the daemon says what it is doing where `cue up
+	// --detach` and `cue mcp`, waiting for it, can show the user.
+	starting := newStartProgress(ws, log)
+	defer ws.RemoveStarting()
+	starting.say("starting the NATS server")
+
 	// NATS: the embedded server unless the config names a cluster.
 	natsURL := cfg.NATS.URL
 	var srv *bus.Embedded
@@ -149,6 +157,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 
+	starting.say("opening the index")
 	repos := []ingest.RepoConfig{{Name: cfg.Workspace.Name, Root: ws.Root}}
 	for _, r := range cfg.Repos {
 		repos = append(repos, ingest.RepoConfig{Name: r.Name, Root: r.Path})
@@ -242,7 +251,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	// The edge embeds queries with the same model (uncached: queries
 	// rarely repeat) and searches only that model's vectors.
-	mat, err := edge.OpenOnWith(ctx, conn.JS, ws.StateDir("edge"), edge.Options{Logger: log.With("role", "edge"), Embedder: emb, Gate: gate})
+	mat, err := edge.OpenOnWith(ctx, conn.JS, ws.StateDir("edge"), edge.Options{Logger: log.With("role", "edge"), Embedder: emb, Gate: gate, Loading: starting.loading})
 	if err != nil {
 		return err
 	}
@@ -354,6 +363,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// Announce the daemon only once it answers: the query endpoints are
 	// registered and the edge has replayed the documents already indexed
 	// and the task log.
+	starting.say("catching up with the documents and tasks indexed while it was stopped")
 	for _, ready := range []<-chan struct{}{queryReady, mat.Ready(), board.Ready()} {
 		select {
 		case <-ready:
@@ -371,6 +381,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		g.StopAll()
 		return err
 	}
+	ws.RemoveStarting()
 	defer ws.RemoveDaemonInfo()
 	if o.Ready != nil {
 		o.Ready(info)
@@ -398,6 +409,43 @@ func Caller(nc *nats.Conn, info workspace.DaemonInfo, token string, log *slog.Lo
 	return query.NewFallback(
 		query.Route{Name: "team", Prefix: info.TeamQueryPrefix, Caller: team},
 		query.Route{Name: "local", Prefix: info.QueryPrefix, Caller: local}, log), nil
+}
+
+// startProgress writes what a starting daemon is doing to the
+// workspace's starting file, at most a few times a second.
+type startProgress struct {
+	ws   *workspace.Workspace
+	log  *slog.Logger
+	mu   sync.Mutex
+	last time.Time
+}
+
+func newStartProgress(ws *workspace.Workspace, log *slog.Logger) *startProgress {
+	return &startProgress{ws: ws, log: log}
+}
+
+func (p *startProgress) say(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = time.Now()
+	p.log.Info("starting: " + line)
+	if err := p.ws.WriteStarting(line); err != nil {
+		p.log.Debug("cannot write the starting line", "err", err)
+	}
+}
+
+// loading is edge.Options.Loading: what the edge is loading, throttled.
+func (p *startProgress) loading(what string, done int) {
+	p.mu.Lock()
+	quiet := time.Since(p.last) < 250*time.Millisecond && done > 0
+	p.mu.Unlock()
+	if quiet {
+		return
+	}
+	if done > 0 {
+		what = fmt.Sprintf("%s: %s", what, humanize.Thousands(done))
+	}
+	p.say(what)
 }
 
 // returnMemory gives the heap's garbage back to the system. Twice: the

@@ -84,6 +84,9 @@ type Config struct {
 	// Gate, if set, counts applying a batch as foreground work, so that
 	// background embedding in the same process gives way to it.
 	Gate *priority.Gate
+	// Loading, if set, hears how far Open is in loading the store: what
+	// it is doing and how many documents it has done, every thousand.
+	Loading func(what string, done int)
 }
 
 func (c *Config) setDefaults() {
@@ -317,7 +320,11 @@ func (m *Materialiser) rebuild() error {
 	// analysing again.
 	fromSnapshot := m.loadSnapshot(rev)
 	indexed, missing := 0, 0
+	m.loading("reading the stored documents", 0)
 	err = m.store.ForEach(func(d Doc) error {
+		if n := len(m.docs); n%1000 == 0 && n > 0 {
+			m.loading("reading the stored documents", n)
+		}
 		if d.Record.Skip == nil {
 			indexed++
 			if fromSnapshot && !m.index.Has(d.Key) {
@@ -354,6 +361,8 @@ func (m *Materialiser) reindex() error {
 		key    string
 		fields search.Fields
 	}
+	m.loading("indexing the stored documents for keyword search", 0)
+	done := 0
 	jobs := make(chan job, 64)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -367,11 +376,20 @@ func (m *Materialiser) reindex() error {
 		if d.Record.Skip == nil {
 			jobs <- job{d.Key, fieldsOf(&d.Record)}
 		}
+		if done++; done%1000 == 0 {
+			m.loading("indexing the stored documents for keyword search", done)
+		}
 		return nil
 	})
 	close(jobs)
 	wg.Wait()
 	return err
+}
+
+func (m *Materialiser) loading(what string, done int) {
+	if m.cfg.Loading != nil {
+		m.cfg.Loading(what, done)
+	}
 }
 
 // snapshotName is the keyword index saved beside the store at a clean
@@ -1064,13 +1082,15 @@ type Options struct {
 	BeforeApply func(ctx context.Context, bucket string, entries int)
 	// Gate is Config.Gate.
 	Gate *priority.Gate
+	// Loading is Config.Loading.
+	Loading func(what string, done int)
 }
 
 // OpenOnWith is OpenOn with options: the materialiser also follows the
 // cue_memories bucket and, with an Embedder, that model's records in the
 // cue_vectors bucket, which must then exist too.
 func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Options) (*Materialiser, error) {
-	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder, BeforeApply: opts.BeforeApply, Gate: opts.Gate}
+	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder, BeforeApply: opts.BeforeApply, Gate: opts.Gate, Loading: opts.Loading}
 	mems, err := js.KeyValue(ctx, events.MemoriesBucket)
 	if err != nil {
 		return nil, fmt.Errorf("edge: bucket %s: %w (run `cue up` or the provisioning of this release to create it)", events.MemoriesBucket, err)

@@ -32,9 +32,13 @@ func (m *Materialiser) rebuildVectors() error {
 	if err != nil {
 		return err
 	}
+	m.loading("loading the stored vectors", 0)
 	err = m.store.ForEachVectors(m.model, func(v Vectors) error {
 		m.vecs[v.Key] = &vecState{sha: v.SHA256, chunks: v.Chunks}
 		m.syncVectorsLocked(v.Key)
+		if n := len(m.vecs); n%1000 == 0 {
+			m.loading("loading the stored vectors", n)
+		}
 		return nil
 	})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -74,4 +76,28 @@ func ProcessAlive(pid int) bool {
 	}
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// StartingPath is where a starting daemon says what it is doing, until it
+// is ready: `cue up --detach` and `cue mcp` show it to the user waiting.
+func (w *Workspace) StartingPath() string { return filepath.Join(w.Cache(), "starting") }
+
+// WriteStarting records what a starting daemon is doing, in a line.
+func (w *Workspace) WriteStarting(line string) error {
+	return writeFileAtomic(w.StartingPath(), []byte(line), 0o644)
+}
+
+// ReadStarting returns what a starting daemon last said it was doing, ""
+// when it said nothing (or is ready).
+func (w *Workspace) ReadStarting() string {
+	b, err := os.ReadFile(w.StartingPath())
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// RemoveStarting deletes the starting line: the daemon is ready, or gone.
+func (w *Workspace) RemoveStarting() {
+	_ = os.Remove(w.StartingPath())
 }
