@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -322,6 +323,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		gate.AfterBursts(ctx, 2*time.Second, 200, returnMemory)
 		return nil
 	})
+	if os.Getenv("GOMEMLIMIT") == "" {
+		g.Start("memory-limit", func(ctx context.Context) error {
+			limitHeap(ctx, log)
+			return nil
+		})
+	}
 	g.Start("indexing-progress", indexing.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
@@ -383,6 +390,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	ws.RemoveStarting()
 	defer ws.RemoveDaemonInfo()
+	// Loading the index at start leaves garbage the size of the index.
+	returnMemory()
 	if o.Ready != nil {
 		o.Ready(info)
 	}
@@ -446,6 +455,41 @@ func (p *startProgress) loading(what string, done int) {
 		what = fmt.Sprintf("%s: %s", what, humanize.Thousands(done))
 	}
 	p.say(what)
+}
+
+// Heap limits: garbage may grow the heap to half its live size again, and
+// to heapFloor whatever the live size. Go's default lets it double: with
+// an index of a few hundred MiB, the daemon held twice that while it
+// embedded or indexed.
+const (
+	heapFloor      = 448 << 20
+	heapGrowthPct  = 50
+	heapLimitEvery = 2 * time.Second
+)
+
+// limitHeap keeps the Go runtime's soft memory limit at the larger of
+// heapFloor and the live heap plus heapGrowthPct, until ctx ends.
+func limitHeap(ctx context.Context, log *slog.Logger) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	t := time.NewTicker(heapLimitEvery)
+	defer t.Stop()
+	set := int64(0)
+	for {
+		metrics.Read(sample)
+		live := int64(sample[0].Value.Uint64())
+		limit := max(heapFloor, live+live*heapGrowthPct/100)
+		// Only moves of a tenth or more: each one is a runtime call.
+		if set == 0 || limit > set+set/10 || limit < set-set/10 {
+			debug.SetMemoryLimit(limit)
+			log.Debug("heap limit", "limit_mib", limit>>20, "live_mib", live>>20)
+			set = limit
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // returnMemory gives the heap's garbage back to the system. Twice: the

@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +59,20 @@ func TestCleanRestartSaysWhatItDoesAndReusesTheKeywordIndex(t *testing.T) {
 	}
 	if got := answers(second); got != want {
 		t.Fatalf("after the restart:\n%s\nbefore:\n%s", got, want)
+	}
+}
+
+func TestHeapLimitFollowsTheLiveHeapAboveAFloor(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // one setting, then return
+	limitHeap(ctx, slog.New(slog.DiscardHandler))
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	live := int64(sample[0].Value.Uint64())
+	want := max(int64(heapFloor), live+live*heapGrowthPct/100)
+	if got := debug.SetMemoryLimit(-1); got < int64(heapFloor) || got > want+want/10 {
+		t.Fatalf("memory limit %d MiB; live heap %d MiB, floor %d MiB", got>>20, live>>20, heapFloor>>20)
 	}
 }
