@@ -141,8 +141,9 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		if rec.Kind == events.DocCard {
 			cardCh = s.parseCard(ctx, &rec, content)
 		}
-		if ev.UTF8Repaired {
-			rec.Warnings = append(rec.Warnings, "invalid UTF-8 replaced with U+FFFD")
+		if ev.UTF8Repaired && !slices.Contains(rec.Warnings, docparse.WarnInvalidUTF8) {
+			// The replacement characters usually say so already.
+			rec.Warnings = append(rec.Warnings, docparse.WarnInvalidUTF8)
 		}
 		if ev.Blob != "" {
 			rec.Blob = ev.Blob
