@@ -129,10 +129,11 @@ type EmbedReport struct {
 	// Model.
 	Docs    int `json:"docs"`
 	Vectors int `json:"vectors"`
-	// Rate is the requests done per second over the report's rate window,
-	// ETASeconds Pending at that rate, as FileProgress's.
+	// Rate is the requests done per second over the last RateWindow
+	// seconds, ETASeconds Pending at that rate, as FileProgress's.
 	Rate       *float64 `json:"rate_per_second,omitempty"`
 	ETASeconds *float64 `json:"eta_seconds,omitempty"`
+	RateWindow float64  `json:"rate_window_seconds,omitempty"`
 	// ByModel counts vector records per model id.
 	ByModel map[string]int `json:"by_model,omitempty"`
 }
@@ -311,7 +312,7 @@ func measureRates(ctx context.Context, js jetstream.JetStream, r *Report, window
 	}
 	if e := r.Embeddings; e != nil && e.Pending > 0 {
 		targets = append(targets, target{events.EmbedStream, events.EmbedderConsumer, int(e.Pending), func(rate float64, eta *float64) {
-			e.Rate, e.ETASeconds = &rate, eta
+			e.Rate, e.ETASeconds, e.RateWindow = &rate, eta, window.Seconds()
 		}})
 	}
 	for _, tg := range targets {
@@ -557,7 +558,7 @@ func (r Report) Print(w io.Writer, opts PrintOptions) {
 		if e.Pending == 0 {
 			line += ", none pending"
 		} else {
-			line += fmt.Sprintf(", %s pending: %s", humanize.Thousands(e.Pending), rateLine(int(e.Pending), e.Rate, e.ETASeconds, windowOf(r.Files), "documents"))
+			line += fmt.Sprintf(", %s pending: %s", humanize.Thousands(e.Pending), rateLine(int(e.Pending), e.Rate, e.ETASeconds, e.RateWindow, "documents"))
 		}
 		fmt.Fprintf(tw, "vectors\t%s (%s)\n", line, model)
 	}
@@ -654,13 +655,6 @@ func rateLine(pending int, rate, eta *float64, window float64, what string) stri
 		line += ", ETA " + humanize.Duration(time.Duration(*eta*float64(time.Second)))
 	}
 	return line
-}
-
-func windowOf(f *FileProgress) float64 {
-	if f == nil {
-		return 0
-	}
-	return f.RateWindow
 }
 
 // noteGroup is the notes of one reason or kind.
