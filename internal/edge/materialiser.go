@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
@@ -393,8 +394,9 @@ func (m *Materialiser) loading(what string, done int) {
 }
 
 // snapshotName is the keyword index saved beside the store at a clean
-// stop. Badger ignores files it does not know.
-const snapshotName = "keyword-index.snapshot"
+// stop, S2-compressed (to under half). Badger ignores files it does not
+// know.
+const snapshotName = "keyword-index.s2"
 
 // loadSnapshot takes the saved keyword index if it was saved at the
 // store's revision rev, and removes the file: from the next change on it
@@ -412,7 +414,7 @@ func (m *Materialiser) loadSnapshot(rev uint64) bool {
 		m.logger.Warn("cannot read the saved keyword index; rebuilding it", "err", err)
 		return false
 	}
-	ix, stamp, err := search.ReadSnapshot(f)
+	ix, stamp, err := search.ReadSnapshot(s2.NewReader(f))
 	f.Close()
 	if rerr := os.Remove(path); rerr != nil {
 		m.logger.Warn("cannot remove the saved keyword index", "path", path, "err", rerr)
@@ -447,7 +449,12 @@ func (m *Materialiser) saveSnapshot() {
 		if err != nil {
 			return err
 		}
-		if err := m.index.WriteSnapshot(f, rev); err != nil {
+		z := s2.NewWriter(f)
+		if err := m.index.WriteSnapshot(z, rev); err != nil {
+			f.Close()
+			return err
+		}
+		if err := z.Close(); err != nil {
 			f.Close()
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -128,7 +130,11 @@ func writeSnapshot(t *testing.T, path string, ix *search.Index, stamp uint64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := ix.WriteSnapshot(f, stamp); err != nil {
+	z := s2.NewWriter(f)
+	if err := ix.WriteSnapshot(z, stamp); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
