@@ -4,7 +4,9 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -56,5 +58,43 @@ func TestFeedsReportProgressAndBeforeApplySeesBatches(t *testing.T) {
 	defer mu.Unlock()
 	if seen[events.DocsBucket] != len(fixtureDocs()) {
 		t.Fatalf("BeforeApply saw %d cue_docs entries, want %d", seen[events.DocsBucket], len(fixtureDocs()))
+	}
+}
+
+// Applying documents is foreground work the embedder waits for; applying
+// the vectors the embedder wrote is not.
+func TestApplyingDocumentsButNotVectorsHoldsTheGate(t *testing.T) {
+	h := newHarness(t)
+	h.emb = hashEmbedder{}
+	gate := priority.New(time.Millisecond)
+	m, err := Open(Config{Docs: h.kv, Blobs: h.obs, Vectors: h.vkv, Memories: h.mkv, Embedder: h.emb, Logger: testLogger(t), Gate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	<-m.Ready()
+	rec := mdRecord("app", "docs/a.md", "# A\n\nalpha\n", nil)
+	rev := h.put(rec)
+	if err := m.WaitRevision(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	afterDocs, _ := gate.Quiet(0)
+	if afterDocs == 0 {
+		t.Fatal("applying a document did not count as foreground work")
+	}
+	vrev := h.putVectors(h.emb.ModelID(), rec, chunkSpec{1, 3, "alpha"})
+	if err := m.WaitVectorRevision(ctx, vrev); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := gate.Quiet(0); n != afterDocs {
+		t.Fatalf("applying vectors began %d pieces of foreground work", n-afterDocs)
 	}
 }

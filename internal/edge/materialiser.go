@@ -653,7 +653,12 @@ func (m *Materialiser) watch(ctx context.Context, f feed) (progressed bool, err 
 		if hook := m.cfg.BeforeApply; hook != nil {
 			hook(ctx, f.bucket, len(batch))
 		}
-		end := m.cfg.Gate.Begin()
+		// Vectors are the embedder's own output: applying them is not
+		// work the embedder should wait for.
+		end := func() {}
+		if f.bucket != events.VectorsBucket {
+			end = m.cfg.Gate.Begin()
+		}
 		err := f.apply(ctx, batch)
 		end()
 		if err != nil {
