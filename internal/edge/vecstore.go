@@ -38,12 +38,16 @@ type VectorChange struct {
 	Vectors *Vectors
 }
 
-// vecHeader is the JSON head of a stored Vectors; the floats follow it.
+// vecHeader is the JSON head of a stored Vectors; the vectors follow it.
 type vecHeader struct {
 	Key    string   `json:"key"`
 	SHA256 string   `json:"sha256"`
 	Dims   int      `json:"dims"`
 	Lines  [][2]int `json:"lines"`
+	// Int8 marks vectors stored as the index keeps them: each a float32
+	// scale and Dims int8 codes, a quarter of float32s. Stores written
+	// before hold float32s.
+	Int8 bool `json:"int8,omitempty"`
 }
 
 func vecKey(model, key string) []byte {
@@ -52,10 +56,12 @@ func vecKey(model, key string) []byte {
 
 func vecRevKey(model string) []byte { return []byte(string(vecRevPrefix) + events.ModelKey(model)) }
 
-// encodeVectors is a uvarint header length, the JSON header, then the
-// vectors as little-endian float32s: compact and quick to load at start.
+// encodeVectors is a uvarint header length, the JSON header, then each
+// vector as its little-endian float32 scale and int8 codes
+// (vector.Quantize): what the index keeps of it, compact and quick to load
+// at start.
 func encodeVectors(v *Vectors) ([]byte, error) {
-	h := vecHeader{Key: v.Key, SHA256: v.SHA256, Lines: make([][2]int, len(v.Chunks))}
+	h := vecHeader{Key: v.Key, SHA256: v.SHA256, Lines: make([][2]int, len(v.Chunks)), Int8: true}
 	for i, c := range v.Chunks {
 		h.Lines[i] = [2]int{c.StartLine, c.EndLine}
 		h.Dims = len(c.Vector)
@@ -66,9 +72,15 @@ func encodeVectors(v *Vectors) ([]byte, error) {
 	}
 	out := binary.AppendUvarint(nil, uint64(len(head)))
 	out = append(out, head...)
+	codes := make([]int8, h.Dims)
 	for _, c := range v.Chunks {
-		for _, x := range c.Vector {
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+		if len(c.Vector) != h.Dims {
+			return nil, fmt.Errorf("vectors of %d and %d dimensions in one record", len(c.Vector), h.Dims)
+		}
+		scale := vector.Quantize(codes, c.Vector)
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(scale))
+		for _, x := range codes {
+			out = append(out, byte(x))
 		}
 	}
 	return out, nil
@@ -83,14 +95,27 @@ func decodeVectors(b []byte) (Vectors, error) {
 	if err := json.Unmarshal(b[k:k+int(n)], &h); err != nil {
 		return Vectors{}, err
 	}
-	floats := b[k+int(n):]
-	if len(floats) != 4*h.Dims*len(h.Lines) {
-		return Vectors{}, fmt.Errorf("%d bytes of vectors for %d chunks of %d dimensions", len(floats), len(h.Lines), h.Dims)
+	body := b[k+int(n):]
+	per := 4 * h.Dims // float32s
+	if h.Int8 {
+		per = 4 + h.Dims // scale and codes
+	}
+	if len(body) != per*len(h.Lines) {
+		return Vectors{}, fmt.Errorf("%d bytes of vectors for %d chunks of %d dimensions", len(body), len(h.Lines), h.Dims)
 	}
 	v := Vectors{Key: h.Key, SHA256: h.SHA256, Chunks: make([]vector.Chunk, len(h.Lines))}
 	all := make([]float32, h.Dims*len(h.Lines))
-	for i := range all {
-		all[i] = math.Float32frombits(binary.LittleEndian.Uint32(floats[4*i:]))
+	for i := range h.Lines {
+		row, dst := body[i*per:(i+1)*per], all[i*h.Dims:(i+1)*h.Dims]
+		if !h.Int8 {
+			for j := range dst {
+				dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*j:]))
+			}
+			continue
+		}
+		scale := math.Float32frombits(binary.LittleEndian.Uint32(row))
+		codes := int8s(row[4:])
+		vector.Dequantize(dst, codes, scale)
 	}
 	for i, l := range h.Lines {
 		v.Chunks[i] = vector.Chunk{StartLine: l[0], EndLine: l[1], Vector: all[i*h.Dims : (i+1)*h.Dims : (i+1)*h.Dims]}
@@ -176,4 +201,13 @@ func (s *Store) ForEachVectors(model string, fn func(Vectors) error) error {
 		}
 		return nil
 	})
+}
+
+// int8s reads bytes as the int8 codes they were written from.
+func int8s(b []byte) []int8 {
+	out := make([]int8, len(b))
+	for i, x := range b {
+		out[i] = int8(x)
+	}
+	return out
 }

@@ -1,5 +1,6 @@
-// Package cache keeps embedding vectors on disk, in Badger, keyed by the
-// model and the sha256 of the text, so that unchanged content is never
+// Package cache keeps embedding vectors on disk, in Badger, as int8 codes
+// with a scale (what the edges' index keeps), keyed by the model and the
+// sha256 of the text, so that unchanged content is never
 // embedded twice: not after a restart, not when a file is re-saved, not when
 // two files share a section. Wrap puts it in front of any embed.Embedder;
 // the embed workers use it.
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/localdb"
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
 )
 
 // Cache is a vector cache in a Badger directory. It is safe for concurrent
@@ -43,7 +45,47 @@ func Open(dir string, logger *slog.Logger) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embed cache: open %s: %w (is another process using this directory?)", dir, err)
 	}
-	return &Cache{db: db}, nil
+	c := &Cache{db: db}
+	if err := c.checkFormat(logger); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// cacheFormat names how vectors are stored; a cache of another format is
+// emptied: it only saves embedding again.
+const cacheFormat = "int8-1"
+
+var formatKey = []byte("\x00format")
+
+func (c *Cache) checkFormat(logger *slog.Logger) error {
+	var have string
+	err := c.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(formatKey)
+		if err == badger.ErrKeyNotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		v, err := item.ValueCopy(nil)
+		have = string(v)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("embed cache: read format: %w", err)
+	}
+	if have == cacheFormat {
+		return nil
+	}
+	if logger != nil {
+		logger.Info("embed cache of an older format emptied; texts are embedded again as they come", "had", have, "format", cacheFormat)
+	}
+	if err := c.db.DropAll(); err != nil {
+		return fmt.Errorf("embed cache: empty the cache of format %q: %w", have, err)
+	}
+	return c.db.Update(func(txn *badger.Txn) error { return txn.Set(formatKey, []byte(cacheFormat)) })
 }
 
 // Close syncs and closes the cache.
@@ -115,21 +157,34 @@ func (c *Cache) Store(model string, texts []string, vecs [][]float32) error {
 	return nil
 }
 
+// A cached vector is its float32 scale and int8 codes (vector.Quantize), a
+// quarter of its float32s; the edges keep no more of it.
 func encode(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	codes := make([]int8, len(v))
+	scale := vector.Quantize(codes, v)
+	b := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(v)), math.Float32bits(scale))
+	for _, x := range codes {
+		b = append(b, byte(x))
 	}
 	return b
 }
 
 func decode(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	if len(b) < 4 {
+		return nil
 	}
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	codes := make([]int8, len(b)-4)
+	for i, x := range b[4:] {
+		codes[i] = int8(x)
+	}
+	v := make([]float32, len(codes))
+	vector.Dequantize(v, codes, scale)
 	return v
 }
+
+// asStored is v as the cache returns it once stored.
+func asStored(v []float32) []float32 { return decode(encode(v)) }
 
 // Embedder is an embed.Embedder that answers from a Cache and embeds only
 // what it misses.
@@ -202,8 +257,11 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 			return nil, err
 		}
 		for j, t := range missing {
+			// As a later hit will: a text embeds the same whether or not
+			// it was cached.
+			v := asStored(vecs[j])
 			for _, i := range at[t] {
-				out[i] = vecs[j]
+				out[i] = v
 			}
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
+
 	"github.com/cuedeck/cuedeck/internal/embed"
 )
 
@@ -72,13 +74,22 @@ func TestEmbedsOnlyMissesInOneBatch(t *testing.T) {
 	if len(inner.calls) != 2 || !slices.Equal(inner.calls[1], []string{"ccc", "dddd"}) {
 		t.Fatalf("calls = %q, want the second to hold only the distinct misses", inner.calls)
 	}
+	// Hits and misses alike come back as stored: to within the int8
+	// step of the largest component (4/127 here), and equal to a hit.
 	for i, want := range []float32{1, 3, 2, 3, 4} {
-		if got[i][0] != want {
+		if d := got[i][0] - want; d < -0.02 || d > 0.02 {
 			t.Errorf("vector %d = %v, want first element %v", i, got[i], want)
 		}
 	}
-	if s := c.Stats(); s.Hits != 2 || s.Misses != 5 {
-		t.Fatalf("stats = %+v, want 2 hits and 5 misses", s)
+	again, err := e.Embed(ctx, []string{"ccc", "dddd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again[0], got[1]) || !slices.Equal(again[1], got[4]) {
+		t.Fatalf("a hit %v differs from the miss %v", again, [][]float32{got[1], got[4]})
+	}
+	if s := c.Stats(); s.Hits != 4 || s.Misses != 5 {
+		t.Fatalf("stats = %+v, want 4 hits and 5 misses", s)
 	}
 }
 
@@ -161,4 +172,25 @@ func (zeroDims) ModelID() string { return "m" }
 func (zeroDims) Dimensions() int { return 0 }
 func (zeroDims) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, errors.New("should not be called")
+}
+
+// A cache written with float32 vectors (before int8) is emptied when
+// opened, rather than read as codes.
+func TestCacheOfAnOlderFormatIsEmptied(t *testing.T) {
+	dir := t.TempDir()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := make([]byte, 12) // three float32s
+	if err := db.Update(func(txn *badger.Txn) error { return txn.Set(key("m1", "x"), old) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	c := open(t, dir)
+	defer c.Close()
+	got, err := c.Lookup("m1", []string{"x"})
+	if err != nil || got[0] != nil {
+		t.Fatalf("Lookup after the format change = %v, %v; want a miss", got, err)
+	}
 }

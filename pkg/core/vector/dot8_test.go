@@ -10,7 +10,7 @@ func BenchmarkDot8(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	x, y := unit(rng, 512), unit(rng, 512)
 	cy := make([]int8, 512)
-	quantize(cy, y)
+	Quantize(cy, y)
 	b.Run("f32xint8", func(b *testing.B) {
 		var s float32
 		for b.Loop() {

@@ -125,7 +125,7 @@ func (ix *Index) Upsert(id string, chunks []Chunk) error {
 func (ix *Index) writeLocked(first int, chunks []Chunk) {
 	for i, c := range chunks {
 		r := first + i
-		ix.scales[r] = quantize(ix.codes[r*ix.dims:(r+1)*ix.dims], c.Vector)
+		ix.scales[r] = Quantize(ix.codes[r*ix.dims:(r+1)*ix.dims], c.Vector)
 		ix.lines[r] = lineRange{int32(c.StartLine), int32(c.EndLine)}
 	}
 }
@@ -372,10 +372,12 @@ func Dot(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-// quantize writes v's int8 codes into dst and returns the scale that maps
-// them back: v[i] ≈ scale × dst[i]. The largest magnitude maps to ±127, so
-// the rounding error of each component is at most scale/2.
-func quantize(dst []int8, v []float32) float32 {
+// Quantize writes v's int8 codes into dst (as long as v) and returns the
+// scale that maps them back: v[i] ≈ scale × dst[i]. The largest magnitude
+// maps to ±127, so the rounding error of each component is at most
+// scale/2, and quantising the vector the codes map back to gives the same
+// codes and scale: stores that keep codes lose nothing the index keeps.
+func Quantize(dst []int8, v []float32) float32 {
 	var peak float32
 	for _, x := range v {
 		peak = max(peak, float32(math.Abs(float64(x))))
@@ -438,4 +440,11 @@ func (ix *Index) Score(query []float32, id string) (hit Hit, ok bool) {
 	}
 	l := ix.lines[b.row]
 	return Hit{ID: id, Score: float64(b.score), Chunk: int(b.row) - d.first, StartLine: int(l.start), EndLine: int(l.end)}, true
+}
+
+// Dequantize writes scale × codes into dst (as long as codes).
+func Dequantize(dst []float32, codes []int8, scale float32) {
+	for i, c := range codes {
+		dst[i] = scale * float32(c)
+	}
 }

@@ -252,3 +252,23 @@ func BenchmarkDot512(b *testing.B) {
 	}
 	_ = s
 }
+
+// Stores keep a vector's codes; what they read back must quantise to the
+// very same codes, or an index rebuilt from them would differ.
+func TestQuantizeOfDequantizedCodesIsTheSame(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 2000 {
+		v := make([]float32, 1+r.IntN(600))
+		for i := range v {
+			v[i] = float32(r.NormFloat64()) * float32(r.IntN(5)+1)
+		}
+		codes := make([]int8, len(v))
+		scale := Quantize(codes, v)
+		back := make([]float32, len(v))
+		Dequantize(back, codes, scale)
+		again := make([]int8, len(v))
+		if s := Quantize(again, back); s != scale || !slices.Equal(again, codes) {
+			t.Fatalf("re-quantised: scale %g vs %g, codes equal %v", s, scale, slices.Equal(again, codes))
+		}
+	}
+}
