@@ -61,7 +61,7 @@ func TestLargeFileKeepsItsRecordUnderTheLimit(t *testing.T) {
 	e := fastOllama(t, srv, "all-minilm")
 	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
 	cfg := fastConfig(openCache(t))
-	cfg.MaxRecordBytes = 8 << 10
+	cfg.MaxRecordBytes = 4 << 10
 	start(t, conn, e, cfg)
 
 	var md strings.Builder

@@ -448,7 +448,7 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 	for i, c := range chunks {
 		v := mean(vecs[at : at+len(windows[i])])
 		at += len(windows[i])
-		rec.Chunks = append(rec.Chunks, events.ChunkVector{StartLine: c.StartLine, EndLine: c.EndLine, Vector: events.EncodeVector(v)})
+		rec.Chunks = append(rec.Chunks, events.ChunkVector{StartLine: c.StartLine, EndLine: c.EndLine, Vector: events.EncodeInt8Vector(v)})
 	}
 	for {
 		data, err := events.Encode(rec)
@@ -485,9 +485,9 @@ func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error
 
 // maxChunks is how many chunk vectors fit in a record like rec.
 func (s *Service) maxChunks(rec events.VectorRecord) int {
-	// {"start":…,"end":…,"vector":"…"}, with room for large line numbers;
-	// the fixed part covers the envelope, names and hash.
-	per := 4*((4*max(rec.Dimensions, 1)+2)/3) + 48
+	// {"start":…,"end":…,"vector":"q8:…"}, with room for large line
+	// numbers; the fixed part covers the envelope, names and hash.
+	per := 3 + 4*((4+max(rec.Dimensions, 1)+2)/3) + 48
 	fixed := 512 + 2*(len(rec.Repo)+len(rec.Path)+len(rec.Model))
 	return max(0, (s.cfg.MaxRecordBytes-fixed)/per)
 }

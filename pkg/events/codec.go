@@ -11,7 +11,7 @@ import (
 
 // wire is the envelope every event is encoded in:
 //
-//	{"v":"1.0","kind":"file.upserted","data":{...}}
+//	{"v":"1.1","kind":"file.upserted","data":{...}}
 //
 // The version and kind come first so a reader can refuse an event before
 // decoding its body.

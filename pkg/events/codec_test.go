@@ -33,7 +33,7 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("encode %T: %v", ev, err)
 		}
-		if !strings.HasPrefix(string(b), `{"v":"1.0","kind":"`+string(ev.EventKind())+`"`) {
+		if !strings.HasPrefix(string(b), `{"v":"`+Version+`","kind":"`+string(ev.EventKind())+`"`) {
 			t.Fatalf("envelope does not lead with version and kind: %s", b)
 		}
 		got, err := Decode(b)
@@ -178,6 +178,51 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// Embed workers since events 1.1 write int8 codes: a quarter of the bytes
+// in cue_vectors, and within half a step of the float vector, which the edges
+// quantise to the same codes anyway. Records of 1.0 (floats) stay readable,
+// and each form is checked against the record's dimensions.
+func TestVectorRecordInt8(t *testing.T) {
+	v := []float32{0.5, -0.25, 0.001, 0, -0.8, 0.1}
+	enc := EncodeInt8Vector(v)
+	if !strings.HasPrefix(enc, "q8:") || len(enc) >= len(EncodeVector(v)) {
+		t.Fatalf("EncodeInt8Vector = %q (%d bytes), floats take %d", enc, len(enc), len(EncodeVector(v)))
+	}
+	back, err := DecodeVector(enc)
+	if err != nil || len(back) != len(v) {
+		t.Fatalf("DecodeVector = %v, %v", back, err)
+	}
+	step := float32(0.8) / 127
+	for i := range v {
+		if d := back[i] - v[i]; d > step/2 || d < -step/2 {
+			t.Fatalf("component %d: %v decoded as %v, more than half a step (%v) away", i, v[i], back[i], step)
+		}
+	}
+	if EncodeInt8Vector(back) != enc {
+		t.Fatal("re-encoding decoded codes changed them")
+	}
+	old := VectorRecord{Repo: "r", Path: "a.go", Model: "m", Dimensions: len(v), SHA256: strings.Repeat("b", 64),
+		Chunks: []ChunkVector{{StartLine: 1, EndLine: 2, Vector: enc}, {StartLine: 3, EndLine: 3, Vector: EncodeVector(v)}}}
+	b, err := Encode(old)
+	if err != nil {
+		t.Fatalf("a record mixing both encodings: %v", err)
+	}
+	got, err := DecodeVectorRecord(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := DecodeVector(got.Chunks[1].Vector); err != nil || !slices.Equal(f, v) {
+		t.Fatalf("float chunk = %v, %v", f, err)
+	}
+	old.Dimensions = len(v) + 1
+	if _, err := Encode(old); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("int8 codes of the wrong length: err = %v, want ErrMalformed", err)
+	}
+	if z, err := DecodeVector(EncodeInt8Vector(make([]float32, 3))); err != nil || !slices.Equal(z, make([]float32, 3)) {
+		t.Fatalf("zero vector = %v, %v", z, err)
+	}
+}
+
 func TestVectorRecordRoundTrip(t *testing.T) {
 	v := []float32{0.25, -1, 3.5e-7, 0}
 	rec := VectorRecord{Repo: "r", Path: "docs/a.md", Model: "builtin:use-lite", Dimensions: 4, SHA256: strings.Repeat("a", 64), SourceSeq: 9,
@@ -205,6 +250,9 @@ func TestVectorRecordRoundTrip(t *testing.T) {
 	rec.Chunks, rec.ChunksOmitted = nil, 3
 	if _, err := Encode(rec); err != nil {
 		t.Fatalf("a record without chunks needs no dimensions: %v", err)
+	}
+	if _, err := DecodeVector("q8:" + EncodeVector(v)[:5]); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("truncated int8 vector: err = %v, want ErrMalformed", err)
 	}
 	model, repo, path, err := ParseVectorKey(VectorKey("ollama:all-minilm", "r", "docs/a.md"))
 	if err != nil || model != "ollama:all-minilm" || repo != "r" || path != "docs/a.md" {

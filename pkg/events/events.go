@@ -21,8 +21,8 @@ import (
 // reject other majors with ErrUnsupportedVersion.
 const (
 	MajorVersion = 1
-	MinorVersion = 0
-	Version      = "1.0"
+	MinorVersion = 1
+	Version      = "1.1"
 )
 
 // Kind names an event type on the wire.

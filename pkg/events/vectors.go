@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
 )
 
 // Names of the embedding assets. Keyword search never waits for them: the
@@ -83,7 +85,8 @@ func EmbedRequestMsgID(e EmbedRequest) string {
 type ChunkVector struct {
 	StartLine int `json:"start"`
 	EndLine   int `json:"end"`
-	// Vector is the L2-normalised embedding, EncodeVector'd.
+	// Vector is the L2-normalised embedding: EncodeInt8Vector'd since
+	// events 1.1, EncodeVector'd before; DecodeVector reads both.
 	Vector string `json:"vector"`
 }
 
@@ -126,10 +129,15 @@ func (r VectorRecord) Validate() error {
 	if r.Model == "" || r.Dimensions < 0 || (r.Dimensions == 0 && len(r.Chunks) > 0) {
 		return fmt.Errorf("%w: vector record for %s/%s needs a model and dimensions", ErrMalformed, r.Repo, r.Path)
 	}
-	want := base64.StdEncoding.EncodedLen(4 * r.Dimensions)
+	floats := base64.StdEncoding.EncodedLen(4 * r.Dimensions)
+	codes := len(int8Prefix) + base64.StdEncoding.EncodedLen(4+r.Dimensions)
 	for i, c := range r.Chunks {
+		want := floats
+		if strings.HasPrefix(c.Vector, int8Prefix) {
+			want = codes
+		}
 		if len(c.Vector) != want {
-			return fmt.Errorf("%w: vector record for %s/%s: chunk %d holds %d base64 bytes, %d dimensions need %d", ErrMalformed, r.Repo, r.Path, i, len(c.Vector), r.Dimensions, want)
+			return fmt.Errorf("%w: vector record for %s/%s: chunk %d holds %d bytes, %d dimensions need %d", ErrMalformed, r.Repo, r.Path, i, len(c.Vector), r.Dimensions, want)
 		}
 	}
 	return nil
@@ -173,6 +181,24 @@ func ParseVectorKey(key string) (model, repo, path string, err error) {
 	return string(raw), repo, path, err
 }
 
+// int8Prefix marks a vector encoded by EncodeInt8Vector; standard base64
+// never holds a colon, so the two encodings cannot be confused.
+const int8Prefix = "q8:"
+
+// EncodeInt8Vector encodes v as its int8 codes: "q8:" and the standard
+// base64 of the little-endian float32 scale followed by one signed byte per
+// dimension (vector.Quantize). A quarter of EncodeVector's size, and
+// lossless for the edges, which keep vectors as exactly these codes.
+func EncodeInt8Vector(v []float32) string {
+	b := make([]byte, 4+len(v))
+	codes := make([]int8, len(v))
+	binary.LittleEndian.PutUint32(b, math.Float32bits(vector.Quantize(codes, v)))
+	for i, c := range codes {
+		b[4+i] = byte(c)
+	}
+	return int8Prefix + base64.StdEncoding.EncodeToString(b)
+}
+
 // EncodeVector encodes v as standard base64 of little-endian float32s.
 func EncodeVector(v []float32) string {
 	b := make([]byte, 4*len(v))
@@ -182,8 +208,11 @@ func EncodeVector(v []float32) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-// DecodeVector is the inverse of EncodeVector.
+// DecodeVector is the inverse of EncodeVector and of EncodeInt8Vector.
 func DecodeVector(s string) ([]float32, error) {
+	if rest, ok := strings.CutPrefix(s, int8Prefix); ok {
+		return decodeInt8Vector(rest)
+	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: vector: %v", ErrMalformed, err)
@@ -195,5 +224,26 @@ func DecodeVector(s string) ([]float32, error) {
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
+	return v, nil
+}
+
+func decodeInt8Vector(s string) ([]float32, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: int8 vector: %v", ErrMalformed, err)
+	}
+	if len(b) < 4 {
+		return nil, fmt.Errorf("%w: int8 vector of %d bytes has no scale", ErrMalformed, len(b))
+	}
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
+		return nil, fmt.Errorf("%w: int8 vector with scale %v", ErrMalformed, scale)
+	}
+	codes := make([]int8, len(b)-4)
+	for i, c := range b[4:] {
+		codes[i] = int8(c)
+	}
+	v := make([]float32, len(codes))
+	vector.Dequantize(v, codes, scale)
 	return v, nil
 }
