@@ -101,8 +101,8 @@ func (m *Materialiser) computeImportanceLocked(repo string) map[string]float64 {
 			}
 		}
 		files = append(files, f)
-		if d.rec.Path == "go.mod" && d.inMemory {
-			module = goModule(d.rec.Content)
+		if d.rec.Path == "go.mod" {
+			module = d.module
 		}
 	}
 	refs := importance.References(files, module)

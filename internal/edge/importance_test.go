@@ -48,7 +48,10 @@ func shopRecord(path, content string) events.DocRecord {
 // putShop writes testdata/shop into cue_docs as the indexer would after
 // auth.go was edited three times in two days and types.go once three weeks
 // ago, and returns the last revision.
-func (h *harness) putShop() uint64 {
+func (h *harness) putShop() uint64 { return h.putShopEdited(nil) }
+
+// putShopEdited is putShop with each file's content passed through edit.
+func (h *harness) putShopEdited(edit func(path, content string) string) uint64 {
 	now := time.Now()
 	changed := map[string][]time.Time{
 		"internal/auth/auth.go":   {now.Add(-40 * time.Hour), now.Add(-26 * time.Hour), now.Add(-3 * time.Hour)},
@@ -66,7 +69,11 @@ func (h *harness) putShop() uint64 {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		rec := shopRecord(filepath.ToSlash(rel), string(b))
+		content := string(b)
+		if edit != nil {
+			content = edit(filepath.ToSlash(rel), content)
+		}
+		rec := shopRecord(filepath.ToSlash(rel), content)
 		rec.Changed = changed[rec.Path]
 		rev = h.put(rec)
 		return nil
@@ -163,5 +170,32 @@ func TestReadContextBreaksTiesByImportance(t *testing.T) {
 	}
 	if byPath["b.md"].Importance <= 0 || byPath["a.md"].Importance != 0 || byPath["c.md"].Importance != 0 {
 		t.Errorf("importance a %v b %v c %v", byPath["a.md"].Importance, byPath["b.md"].Importance, byPath["c.md"].Importance)
+	}
+}
+
+// A go.mod too large to keep in memory still names the module, so imports
+// of the shop's packages count as references, at first and after a restart.
+// The module path has no dot, so only the module can resolve its imports.
+func TestImportanceReadsAGoModKeptOnlyInTheStore(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	r := h.start(dir)
+	r.wait(h.putShopEdited(func(path, content string) string {
+		content = strings.ReplaceAll(content, "example.com/shop", "shopmod")
+		if path == "go.mod" {
+			return content + strings.Repeat("// a long comment that makes go.mod larger than what the edge keeps in memory\n", 100)
+		}
+		return content
+	}))
+	r.waitMemories(h.putShopPanic())
+	for _, when := range []string{"first", "after a restart"} {
+		if when != "first" {
+			r.stop()
+			r = h.start(dir)
+			<-r.m.Ready()
+		}
+		if got, scores := r.importanceOrder(); !slices.Equal(got, shopExpected) {
+			t.Fatalf("%s: order:\n got  %q\n want %q\n scores %v", when, got, shopExpected, scores)
+		}
 	}
 }

@@ -68,8 +68,10 @@ type Config struct {
 	// decisions) and its readiness does not wait for them.
 	Memories MemoriesWatcher
 	// MaxContentInMemory is the largest document whose content is kept in
-	// memory; larger ones are read from Badger on each read_doc. Default
-	// 1 MiB.
+	// memory; larger ones are read from Badger (S2-compressed, a few tens
+	// of microseconds) when read_doc or a hit's section needs them.
+	// Default 4 KiB: holding every file would cost the daemon about the
+	// repository's size in RAM, several times over with garbage collection.
 	MaxContentInMemory int
 	// History bounds the earlier versions of each document the store
 	// keeps for read_doc's since_hash; zero fields take the defaults
@@ -95,7 +97,7 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.MaxContentInMemory == 0 {
-		c.MaxContentInMemory = 1 << 20
+		c.MaxContentInMemory = 4 << 10
 	}
 	if c.History.Versions == 0 {
 		c.History.Versions = DefaultHistoryVersions
@@ -197,6 +199,8 @@ type doc struct {
 	targets [][]string
 	// origin is the page's language and whether it is a post (prior.go).
 	origin origin.Origin
+	// module is a go.mod's module path, read while its content is at hand.
+	module string
 	// trimmedTokens caches tokens.Count of the trimmed content plus one
 	// (0: not counted yet); counting costs far more than serving.
 	trimmedTokens atomic.Int64
@@ -875,6 +879,9 @@ func (m *Materialiser) memDoc(d Doc) *doc {
 		for i, l := range d.Record.Links {
 			md.targets[i] = linkTargets(d.Record.Path, l)
 		}
+	}
+	if d.Record.Path == "go.mod" {
+		md.module = goModule(d.Record.Content)
 	}
 	md.inMemory = len(d.Record.Content) <= m.cfg.MaxContentInMemory
 	if !md.inMemory {

@@ -101,8 +101,10 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 		weigh(ranked, prior)
 	}
 
+	// Sections found from the content are filled in after the lock is
+	// let go: most content is read from the store, which is locked first.
+	var needSection []*doc
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	ranked = m.boostLocked(ranked)
 	out := make([]tools.ContextHit, 0, min(limit, len(ranked)))
 	for _, h := range ranked {
@@ -123,12 +125,24 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 				hit.Section = &tools.Section{Heading: chunkHeading(d, c.StartLine), LineRange: tools.LineRange{Start: c.StartLine, End: c.EndLine}}
 			}
 		}
-		if hit.Section == nil {
-			hit.Section = keywordSection(d, qterms)
+		if hit.Section == nil && len(qterms) > 0 {
+			needSection = append(needSection, d)
+		} else {
+			needSection = append(needSection, nil)
 		}
 		out = append(out, hit)
 		if len(out) == limit {
 			break
+		}
+	}
+	m.mu.RUnlock()
+	for i, d := range needSection {
+		if d == nil {
+			continue
+		}
+		// A document replaced since it was ranked keeps no section.
+		if content, _, err := m.content(d); err == nil {
+			out[i].Section = keywordSection(d, content, qterms)
 		}
 	}
 	return out, nil
@@ -269,10 +283,10 @@ func chunkHeading(d *doc, line int) string {
 
 // keywordSection is the section of d with the most query words: its
 // indexer chunks, else its markdown sections (from a heading to the next).
-// It is nil when the content is not in memory or no section holds a query
-// word (the document matched on its path or title).
-func keywordSection(d *doc, qterms []string) *tools.Section {
-	if !d.inMemory || len(qterms) == 0 || d.rec.Content == "" {
+// It is nil when no section holds a query word (the document matched on
+// its path or title).
+func keywordSection(d *doc, content string, qterms []string) *tools.Section {
+	if len(qterms) == 0 || content == "" {
 		return nil
 	}
 	type span struct {
@@ -300,7 +314,7 @@ func keywordSection(d *doc, qterms []string) *tools.Section {
 	if len(spans) == 0 {
 		return nil
 	}
-	lines := strings.Split(d.rec.Content, "\n")
+	lines := strings.Split(content, "\n")
 	best, bestScore := -1, 0
 	for i, s := range spans {
 		if s.start < 1 || s.end < s.start || s.start > len(lines) {
