@@ -35,8 +35,9 @@ type Config struct {
 	// Concurrency is how many requests are handled at once; default 2
 	// (embedding is CPU-bound with the built-in model).
 	Concurrency int
-	// Cache, if set, answers texts embedded before; the worker wraps the
-	// embedder with it.
+	// Cache, if set, answers chunks embedded before: a chunk's vector is
+	// kept under its texts (its windows), so a chunk whose text did not
+	// change is not embedded again, whichever file or version it is in.
 	Cache *cache.Cache
 	// WindowTokens is the most tokens (tokens.Count, cl100k_base) of one
 	// text the model sees. A chunk whose text is longer is embedded in
@@ -111,6 +112,7 @@ type Stats struct {
 type Service struct {
 	conn   *bus.Conn
 	emb    embed.Embedder
+	cache  *cache.Cache // nil: none
 	model  string
 	cfg    Config
 	logger *slog.Logger
@@ -130,13 +132,10 @@ func New(conn *bus.Conn, e embed.Embedder, cfg Config, logger *slog.Logger) (*Se
 	if y, ok := e.(embed.Yielding); ok && cfg.Gate != nil {
 		e = y.Yielding(cfg.Gate)
 	}
-	if cfg.Cache != nil {
-		e = cache.Wrap(e, cfg.Cache)
-	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{conn: conn, emb: e, model: model, cfg: cfg, logger: logger.With("role", "embedder", "model", model)}, nil
+	return &Service{conn: conn, emb: e, cache: cfg.Cache, model: model, cfg: cfg, logger: logger.With("role", "embedder", "model", model)}, nil
 }
 
 // Model is the model id this worker embeds with.
@@ -416,10 +415,23 @@ func (s *Service) content(ctx context.Context, doc events.DocRecord) (string, er
 func (s *Service) build(ctx context.Context, doc events.DocRecord, content string, log *slog.Logger) (events.VectorRecord, []byte, error) {
 	rec := events.VectorRecord{Repo: doc.Repo, Path: doc.Path, Model: s.model, SHA256: doc.SHA256, SourceSeq: doc.SourceSeq}
 	chunks, windows := s.texts(content, doc.Chunks)
+	keys := make([]string, len(windows))
+	for i, w := range windows {
+		keys[i] = chunkKey(w)
+	}
+	vecs, err := s.cached(keys)
+	if err != nil {
+		return rec, nil, err
+	}
 	dims := s.emb.Dimensions()
+	for _, v := range vecs {
+		if dims == 0 && v != nil {
+			dims = len(v) // an adapter that has not answered yet
+		}
+	}
 	if dims == 0 && len(windows) > 0 {
 		// An adapter that learns its length from its first answer: learn
-		// it on one text (cached, so not embedded twice) to size the cap.
+		// it on one text to size the cap.
 		if _, err := s.embed(ctx, windows[0][:1]); err != nil {
 			return rec, nil, err
 		}
@@ -428,27 +440,19 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 	rec.Dimensions = dims
 	if keep := s.maxChunks(rec); len(chunks) > keep {
 		rec.ChunksOmitted = len(chunks) - keep
-		chunks, windows = chunks[:keep], windows[:keep]
+		chunks, windows, keys, vecs = chunks[:keep], windows[:keep], keys[:keep], vecs[:keep]
 		log.Warn("file has more chunks than a vector record holds; embedding the first ones only",
 			"chunks", keep+rec.ChunksOmitted, "embedded", keep, "max_record_bytes", s.cfg.MaxRecordBytes)
 	}
-	var flat []string
-	for _, w := range windows {
-		flat = append(flat, w...)
-	}
-	vecs, err := s.embed(ctx, flat)
-	if err != nil {
+	if err := s.embedMissing(ctx, keys, windows, vecs); err != nil {
 		return rec, nil, err
 	}
 	if len(vecs) > 0 {
 		rec.Dimensions = len(vecs[0])
 	}
 	rec.Chunks = make([]events.ChunkVector, 0, len(chunks))
-	at := 0
 	for i, c := range chunks {
-		v := mean(vecs[at : at+len(windows[i])])
-		at += len(windows[i])
-		rec.Chunks = append(rec.Chunks, events.ChunkVector{StartLine: c.StartLine, EndLine: c.EndLine, Vector: events.EncodeInt8Vector(v)})
+		rec.Chunks = append(rec.Chunks, events.ChunkVector{StartLine: c.StartLine, EndLine: c.EndLine, Vector: events.EncodeInt8Vector(vecs[i])})
 	}
 	for {
 		data, err := events.Encode(rec)
@@ -463,6 +467,67 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 		rec.Chunks = rec.Chunks[:len(rec.Chunks)-drop]
 		rec.ChunksOmitted += drop
 	}
+}
+
+// chunkKey is what a chunk's vector is cached under: its windows, which
+// hold its heading path and text. A chunk of one window has that text as
+// its key.
+func chunkKey(windows []string) string { return strings.Join(windows, "\x00") }
+
+// cached returns the cached vector of each key, nil where there is none
+// (every one without a cache).
+func (s *Service) cached(keys []string) ([][]float32, error) {
+	if s.cache == nil || len(keys) == 0 {
+		return make([][]float32, len(keys)), nil
+	}
+	vecs, err := s.cache.Lookup(s.model, keys)
+	if err != nil {
+		return nil, fmt.Errorf("embedworker: %w", err)
+	}
+	return vecs, nil
+}
+
+// embedMissing fills the nil vectors of vecs: it embeds the windows of
+// each missing chunk (a key seen twice once) in one call, keeps each
+// chunk's normalised mean and caches it.
+func (s *Service) embedMissing(ctx context.Context, keys []string, windows [][]string, vecs [][]float32) error {
+	var missing []int // first index of each missing key
+	at := map[string][]int{}
+	var flat []string
+	for i, v := range vecs {
+		if v != nil {
+			continue
+		}
+		if _, seen := at[keys[i]]; !seen {
+			missing = append(missing, i)
+			flat = append(flat, windows[i]...)
+		}
+		at[keys[i]] = append(at[keys[i]], i)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	embedded, err := s.embed(ctx, flat)
+	if err != nil {
+		return err
+	}
+	means := make([][]float32, len(missing))
+	missKeys := make([]string, len(missing))
+	n := 0
+	for j, i := range missing {
+		w := len(windows[i])
+		means[j], missKeys[j] = mean(embedded[n:n+w]), keys[i]
+		n += w
+		for _, k := range at[keys[i]] {
+			vecs[k] = means[j]
+		}
+	}
+	if s.cache != nil {
+		if err := s.cache.Store(s.model, missKeys, means); err != nil {
+			return fmt.Errorf("embedworker: %w", err)
+		}
+	}
+	return nil
 }
 
 // embed embeds texts, counting an unavailable model.

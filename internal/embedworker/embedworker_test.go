@@ -423,3 +423,64 @@ func TestRestartWithQueuedRequestsAsksForNothingTwiceAndYieldsToForeground(t *te
 		t.Fatalf("stats %+v: want every queued request embedded once and none asked for again", s)
 	}
 }
+
+// The cache keeps one vector per chunk, whatever its number of windows: a
+// long chunk is looked up once, a copy of the file embeds nothing, and an
+// edit inside a long chunk embeds that chunk's windows again and no other.
+func TestCacheKeepsOneVectorPerChunk(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	e := fastOllama(t, srv, "all-minilm")
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	c := openCache(t)
+	cfg := fastConfig(c)
+	cfg.WindowTokens = 12
+	start(t, conn, e, cfg)
+
+	var long strings.Builder
+	long.WriteString("# Long\n\n")
+	for i := range 12 {
+		fmt.Fprintf(&long, "Line %d of the long section says something different.\n", i)
+	}
+	content := long.String() + "\n# Short\n\nOne line.\n"
+	waitSeq := func(path string, seq uint64) events.VectorRecord {
+		t.Helper()
+		var rec events.VectorRecord
+		bustest.Eventually(t, 10*time.Second, "vectors of "+path, func() bool {
+			var ok bool
+			rec, ok = vectors(t, conn, e.ModelID(), path)
+			return ok && rec.SourceSeq == seq
+		})
+		return rec
+	}
+	index(t, idx, 1, upsert("a.md", content))
+	rec := waitSeq("a.md", 1)
+	windows := len(srv.Inputs())
+	if len(rec.Chunks) != 2 || windows < 4 {
+		t.Fatalf("%d chunks from %d windows; want 2 chunks, the first in several windows", len(rec.Chunks), windows)
+	}
+	if s := c.Stats(); s.Misses != 2 || s.Hits != 0 {
+		t.Fatalf("cache %+v after the first file; want one lookup per chunk", s)
+	}
+
+	index(t, idx, 2, upsert("copy.md", content))
+	copied := waitSeq("copy.md", 2)
+	if n := len(srv.Inputs()); n != windows {
+		t.Fatalf("the copy embedded %d texts", n-windows)
+	}
+	if !slices.Equal(copied.Chunks, rec.Chunks) {
+		t.Fatal("a chunk's cached vector differs from the one embedded")
+	}
+
+	index(t, idx, 3, upsert("a.md", strings.Replace(content, "Line 5 of", "Line five of", 1)))
+	waitSeq("a.md", 3)
+	again := srv.Inputs()[windows:]
+	if len(again) < 2 {
+		t.Fatalf("the edit embedded %q; want every window of the long chunk", again)
+	}
+	for _, in := range again {
+		if !strings.HasPrefix(in, "Long\n") {
+			t.Fatalf("a text outside the edited chunk was embedded again: %q", in)
+		}
+	}
+}

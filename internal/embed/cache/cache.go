@@ -2,8 +2,9 @@
 // with a scale (what the edges' index keeps), keyed by the model and the
 // sha256 of the text, so that unchanged content is never
 // embedded twice: not after a restart, not when a file is re-saved, not when
-// two files share a section. Wrap puts it in front of any embed.Embedder;
-// the embed workers use it.
+// two files share a section. The embed workers look up and store whole
+// chunks (internal/embedworker); Wrap puts it in front of any
+// embed.Embedder, text by text, for `cue eval`.
 package cache
 
 import (
@@ -54,8 +55,9 @@ func Open(dir string, logger *slog.Logger) (*Cache, error) {
 }
 
 // cacheFormat names how vectors are stored; a cache of another format is
-// emptied: it only saves embedding again.
-const cacheFormat = "int8-1"
+// emptied: it only saves embedding again. int8-2: the embed workers keep
+// one vector per chunk, under its windows, rather than one per window.
+const cacheFormat = "int8-2"
 
 var formatKey = []byte("\x00format")
 
