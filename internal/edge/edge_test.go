@@ -258,13 +258,13 @@ func TestBlobBackedRecord(t *testing.T) {
 	if got := paths(hits); !slices.Equal(got, []string{"docs/big.md"}) {
 		t.Fatalf("blob content not searchable: %v", got)
 	}
-	// Content this large is not kept in memory: the hit's section and
-	// read_doc come from the store.
+	// Content this large is kept compressed: the hit's section and
+	// read_doc decompress it.
 	if s := hits[0].Section; s == nil || s.Heading != "Zanzibar" {
-		t.Fatalf("hit section of a doc read from the store: %+v", s)
+		t.Fatalf("hit section of a doc kept compressed: %+v", s)
 	}
 	res := r.read(map[string]any{"path": "docs/big.md"})
-	if res.Content != strings.TrimSpace(content) || res.Cached {
+	if res.Content != strings.TrimSpace(content) || !res.Cached {
 		t.Fatalf("blob read: cached=%v len=%d", res.Cached, len(res.Content))
 	}
 	sec := r.read(map[string]any{"path": "docs/big.md", "anchor": "Zanzibar"})

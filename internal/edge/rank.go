@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/tools"
@@ -125,7 +126,7 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 				hit.Section = &tools.Section{Heading: chunkHeading(d, c.StartLine), LineRange: tools.LineRange{Start: c.StartLine, End: c.EndLine}}
 			}
 		}
-		if hit.Section == nil && len(qterms) > 0 {
+		if hit.Section == nil && len(qterms) > 0 && d.rec.Size <= maxSectionContent {
 			needSection = append(needSection, d)
 		} else {
 			needSection = append(needSection, nil)
@@ -281,6 +282,10 @@ func chunkHeading(d *doc, line int) string {
 	return heading
 }
 
+// maxSectionContent bounds the files whose hits look for their keyword
+// section: scanning a larger one costs more than the rest of the query.
+const maxSectionContent = 1 << 20
+
 // keywordSection is the section of d with the most query words: its
 // indexer chunks, else its markdown sections (from a heading to the next).
 // It is nil when no section holds a query word (the document matched on
@@ -321,7 +326,10 @@ func keywordSection(d *doc, content string, qterms []string) *tools.Section {
 			continue
 		}
 		text := strings.Join(lines[s.start-1:min(s.end, len(lines))], "\n")
-		score := termScore(search.Tokenize(s.heading), qterms)*2 + termScore(search.Tokenize(text), qterms)
+		score := termScore(search.Tokenize(s.heading), qterms) * 2
+		if mayHoldTerm(text, qterms) {
+			score += termScore(search.Tokenize(text), qterms)
+		}
 		if score > bestScore {
 			best, bestScore = i, score
 		}
@@ -331,6 +339,26 @@ func keywordSection(d *doc, content string, qterms []string) *tools.Section {
 	}
 	s := spans[best]
 	return &tools.Section{Heading: s.heading, LineRange: tools.LineRange{Start: s.start, End: s.end}}
+}
+
+// mayHoldTerm is false when no word of text can match a query term as
+// termScore matches them: every word Tokenize makes is a piece of the
+// text lower-cased without joiners, and a matching word holds the term or
+// its first five letters. It spares tokenising the sections of a large
+// file that do not.
+func mayHoldTerm(text string, qterms []string) bool {
+	bare := strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, text)
+	for _, q := range qterms {
+		if strings.Contains(bare, q[:min(len(q), 5)]) {
+			return true
+		}
+	}
+	return false
 }
 
 // termScore scores words against the query terms: ten per distinct term

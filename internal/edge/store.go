@@ -261,6 +261,33 @@ func (s *Store) Get(key string) (doc Doc, ok bool, err error) {
 	return doc, ok, nil
 }
 
+// Content returns the content and revision of key's stored document; ok
+// is false when there is none. It decodes nothing else of the record,
+// which for a file of many chunks costs far more than its content.
+func (s *Store) Content(key string) (content string, rev uint64, ok bool, err error) {
+	var d struct {
+		Rev    uint64 `json:"rev"`
+		Record struct {
+			Content string `json:"content"`
+		} `json:"record"`
+	}
+	err = s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(append(docPrefix[:len(docPrefix):len(docPrefix)], key...))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		return item.Value(func(v []byte) error { return decodeDoc(v, &d) })
+	})
+	if err != nil {
+		return "", 0, false, fmt.Errorf("edge: read %s from store: %w", key, err)
+	}
+	return d.Record.Content, d.Rev, ok, nil
+}
+
 // ForEach calls fn with every stored document in key order and stops at
 // the first error, which it returns.
 func (s *Store) ForEach(fn func(Doc) error) error {
