@@ -891,7 +891,8 @@ func (m *Materialiser) memDoc(d Doc) *doc {
 	if !md.inMemory {
 		md.rec.Content = ""
 	} else if len(d.Record.Content) > plainContent {
-		md.packed = s2.EncodeBetter(nil, []byte(d.Record.Content))
+		// A copy: the encoder's buffer has room for incompressible input.
+		md.packed = slices.Clone(s2.EncodeBetter(nil, []byte(d.Record.Content)))
 		md.rec.Content = ""
 	}
 	return md
