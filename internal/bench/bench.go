@@ -448,6 +448,21 @@ func measureTools(ctx context.Context, o *Options, n node, c *Corpus, r *Report)
 	r.Latency["read_doc_anchor"] = latencyOf(s, "main", "section under a ## heading")
 
 	var tasks []tools.TaskSummary
+	// A card is searchable as a file before its task reaches the board
+	// (through the task log): wait for the board, not just the files.
+	for deadline := time.Now().Add(time.Minute); ; {
+		if err := n.call(ctx, tools.ListTasks, map[string]any{}, &tasks); err != nil {
+			return err
+		}
+		if len(tasks) >= len(c.Cards) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	s, err = sample(ctx, o.Progress, "list_tasks", o.Samples, nil, func(int) error {
 		return n.call(ctx, tools.ListTasks, map[string]any{}, &tasks)
 	})

@@ -112,6 +112,11 @@ type Worker struct {
 	nc      *nats.Conn
 	cfg     WorkerConfig
 	handler Handler
+
+	// putBack holds the messages of handlers interrupted by shutdown
+	// until Run has stopped pulling (Interruptible).
+	putBackMu sync.Mutex
+	putBack   []jetstream.Msg
 }
 
 // NewWorker builds a worker; middleware wraps the handler outermost first.
@@ -189,6 +194,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	stopped = true
 	stopMu.Unlock()
 	inflight.Wait()
+	w.putBackMu.Lock()
+	for _, msg := range w.putBack {
+		_ = msg.Nak()
+	}
+	w.putBack = nil
+	w.putBackMu.Unlock()
 	return nil
 }
 
@@ -229,9 +240,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	if w.cfg.Interruptible && ctx.Err() != nil {
 		// Stopped, not failed: put it back for whoever runs next, without
-		// a delay and without a dead letter.
+		// a delay and without a dead letter; Run does once this consumer
+		// has stopped pulling, or the message would come straight back to
+		// it, be dropped and count towards MaxDeliver.
 		log.Debug("handler interrupted by shutdown; message put back", "err", err)
-		_ = msg.Nak()
+		w.putBackMu.Lock()
+		w.putBack = append(w.putBack, msg)
+		w.putBackMu.Unlock()
 		return
 	}
 	if errors.Is(err, ErrPermanent) || int(env.Delivered) >= w.cfg.MaxDeliver {
