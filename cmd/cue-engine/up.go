@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -110,6 +111,7 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 		return workspace.DaemonInfo{}, err
 	}
 	defer logFile.Close()
+	logStart, _ := logFile.Seek(0, io.SeekEnd)
 	cmd := exec.Command(self, "up", "--workspace", ws.Root, "--log-level", logLevel)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -144,6 +146,9 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 				exited = nil
 				continue
 			}
+			if why := lastCueError(ws.LogPath(), logStart); why != "" {
+				return workspace.DaemonInfo{}, fmt.Errorf("daemon exited during start: %s (log: %s)", why, ws.LogPath())
+			}
 			return workspace.DaemonInfo{}, fmt.Errorf("daemon exited during start (%v); see %s", err, ws.LogPath())
 		case <-deadline.C:
 			return workspace.DaemonInfo{}, fmt.Errorf("the daemon made no progress in %s while starting (last: %q); see %s", stall, said, ws.LogPath())
@@ -164,4 +169,29 @@ func startBackground(ws *workspace.Workspace, logLevel string) (workspace.Daemon
 			}
 		}
 	}
+}
+
+// lastCueError is the last error the daemon wrote to the log at path after
+// offset ("cue: …", without the prefix), or "" if it wrote none: what made
+// it exit is then said where the user looks, not only in the log.
+func lastCueError(path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return ""
+	}
+	why := ""
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "cue: "); ok {
+			why = rest
+		}
+	}
+	return why
 }

@@ -150,11 +150,37 @@ func Run(ctx context.Context, o Options) (err error) {
 		conn.Close()
 		log.Info("stopped", "component", "nats-connection")
 	}()
-	settings := bus.Settings{Replicas: cfg.NATS.Replicas}
+	settings := bus.Settings{Replicas: cfg.NATS.Replicas, IngestMaxBytes: cfg.NATS.QueueMaxBytes}
+	var free uint64
+	if srv != nil {
+		// The embedded server's queues reserve their caps on this disk.
+		dir := ws.NATSStoreDir()
+		if free, err = bus.FreeBytes(dir); err != nil {
+			return err
+		}
+		if settings.IngestMaxBytes == 0 {
+			if settings.IngestMaxBytes, err = bus.QueueMaxBytesFor(dir, free); err != nil {
+				return err
+			}
+		}
+		log.Debug("queues sized", "queue_max_mib", settings.IngestMaxBytes>>20, "free_mib", free>>20)
+	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings), log)
+	if err != nil && srv != nil && bus.IsInsufficientStorage(err) {
+		// Queues created larger than the disk now allows block each other's
+		// shrinking: recreate the empty ones at the new size.
+		if shrunk, serr := bus.ShrinkEmptyQueues(pctx, conn.JS, settings.IngestMaxBytes, log); serr != nil {
+			err = serr
+		} else if len(shrunk) > 0 {
+			err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings), log)
+		}
+	}
 	cancel()
 	if err != nil {
+		if srv != nil {
+			err = bus.ExplainInsufficientStorage(err, ws.NATSStoreDir(), free, settings.IngestMaxBytes)
+		}
 		return err
 	}
 

@@ -530,3 +530,11 @@ func TestTranscriptBecomesMemories(t *testing.T) {
 			strings.Contains(res.Markdown, "Wrap the transport in a retrying RoundTripper")
 	})
 }
+
+// The config's lower bound for [nats] queue_max_bytes is the bus's: the
+// workspace package states it without importing NATS.
+func TestQueueMaxBytesBoundsAgree(t *testing.T) {
+	if workspace.MinQueueMaxBytes != bus.MinConfiguredQueueMaxBytes {
+		t.Fatalf("workspace allows %d, bus %d", workspace.MinQueueMaxBytes, bus.MinConfiguredQueueMaxBytes)
+	}
+}

@@ -148,7 +148,16 @@ type NATSConfig struct {
 	// Replicas of streams and buckets this workspace provisions: 1 on the
 	// embedded server, 3 on a team cluster.
 	Replicas int `toml:"replicas"`
+	// QueueMaxBytes caps each of the ingest and embed queues. 0: an
+	// eighth of the free disk space, at most 2 GiB, for the embedded
+	// server (bus.QueueMaxBytesFor); 2 GiB on a cluster.
+	QueueMaxBytes int64 `toml:"queue_max_bytes"`
 }
+
+// MinQueueMaxBytes is the smallest [nats] queue_max_bytes: one large
+// file's event must fit (bus.MinConfiguredQueueMaxBytes, which the daemon's
+// tests hold equal; this package stays free of NATS).
+const MinQueueMaxBytes = 16 << 20
 
 // MCPConfig configures the daemon's MCP HTTP endpoint.
 type MCPConfig struct {
@@ -298,6 +307,9 @@ func (c *Config) Validate() error {
 	}
 	if c.NATS.URL == "" && c.NATS.Replicas != 1 {
 		return fmt.Errorf("config [nats] replicas = %d needs a cluster: the embedded server is a single node (set url, or replicas = 1)", c.NATS.Replicas)
+	}
+	if q := c.NATS.QueueMaxBytes; q != 0 && q < MinQueueMaxBytes {
+		return fmt.Errorf("config [nats] queue_max_bytes = %d: use 0 (sized from the free disk space) or at least %d (16 MiB)", q, MinQueueMaxBytes)
 	}
 	if p := c.NATS.TeamQueryPrefix; p != "" {
 		for tok := range strings.SplitSeq(p, ".") {
@@ -449,6 +461,9 @@ leaf_remotes = []
 team_query_prefix = "cue.query"
 # Replicas of streams and buckets: 1 embedded, 3 on a team cluster.
 replicas = 1
+# Bytes each of the ingest and embed queues may hold; 0 sizes them from the
+# free disk space (an eighth each, at most 2 GiB).
+queue_max_bytes = 0
 
 [mcp]
 # MCP over Streamable HTTP; port 0 picks a free port (see `+"`cue status`"+`).

@@ -113,6 +113,7 @@ func TestConfigErrorsNameTheProblem(t *testing.T) {
 		"[[transcripts.chat]]\nrepo = \"\"\n":                                "glob is empty",
 		"[nats]\nteam_query_prefix = \"cue.*\"\n":                            "team_query_prefix",
 		"[nats]\nteam_query_prefix = \"cue..query\"\n":                       "team_query_prefix",
+		"[nats]\nqueue_max_bytes = 1000\n":                                   "queue_max_bytes",
 	} {
 		root := t.TempDir()
 		w := &Workspace{Root: root}
