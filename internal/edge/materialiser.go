@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/pkg/core/origin"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
@@ -276,6 +277,16 @@ type Materialiser struct {
 func Open(cfg Config) (*Materialiser, error) {
 	cfg.setDefaults()
 	store, err := OpenStore(cfg.Dir, cfg.Logger)
+	if errors.Is(err, localdb.ErrDamaged) {
+		// The store is derived from cue_docs: move the damaged one aside
+		// and replay the bucket into a new one.
+		aside := cfg.Dir + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+		if rerr := os.Rename(cfg.Dir, aside); rerr != nil {
+			return nil, fmt.Errorf("%w (moving it aside failed: %v; remove %s to rebuild it from JetStream)", err, rerr, cfg.Dir)
+		}
+		cfg.Logger.Error("the edge's store is damaged; moved it aside, rebuilding it from cue_docs", "err", err, "moved_to", aside)
+		store, err = OpenStore(cfg.Dir, cfg.Logger)
+	}
 	if err != nil {
 		return nil, err
 	}

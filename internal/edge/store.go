@@ -70,6 +70,11 @@ func OpenStore(dir string, logger *slog.Logger) (*Store, error) {
 		WithInMemory(dir == "").
 		WithValueThreshold(64 << 10).
 		WithMetricsEnabled(false)
+	if dir != "" {
+		if err := localdb.CheckTables(dir, opts); err != nil {
+			return nil, fmt.Errorf("edge: store in %s: %w", dir, err)
+		}
+	}
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("edge: open store in %q (is another edge using it? remove the directory to rebuild from JetStream): %w", dir, err)

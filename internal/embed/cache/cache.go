@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -42,7 +44,18 @@ type Stats struct {
 // opening it twice returns Badger's lock error.
 func Open(dir string, logger *slog.Logger) (*Cache, error) {
 	// A 512-d vector is 2 KiB: larger memtables and caches than state.
-	db, err := badger.Open(localdb.WithLargerData(localdb.Options(dir, logger)))
+	opts := localdb.WithLargerData(localdb.Options(dir, logger))
+	if err := localdb.CheckTables(dir, opts); err != nil {
+		// A cache only saves embedding again: start an empty one.
+		aside := dir + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+		if rerr := os.Rename(dir, aside); rerr != nil {
+			return nil, fmt.Errorf("embed cache: %s: %w (moving it aside failed: %v; remove it to start an empty cache)", dir, err, rerr)
+		}
+		if logger != nil {
+			logger.Error("the vector cache is damaged; moved it aside, starting an empty one", "err", err, "moved_to", aside)
+		}
+	}
+	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embed cache: open %s: %w (is another process using this directory?)", dir, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -192,5 +194,52 @@ func TestCacheOfAnOlderFormatIsEmptied(t *testing.T) {
 	got, err := c.Lookup("m1", []string{"x"})
 	if err != nil || got[0] != nil {
 		t.Fatalf("Lookup after the format change = %v, %v; want a miss", got, err)
+	}
+}
+
+// A damaged cache is never read: its tables are checked before Badger
+// opens them, and a garbled one moves the cache aside and starts an empty
+// one, so what was cached is embedded again rather than served as garbage
+// or a crash.
+func TestDamagedCacheStartsEmpty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "embed")
+	c := open(t, dir)
+	texts := make([]string, 2000)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("text number %d", i)
+	}
+	if _, err := Wrap(&countingEmbedder{model: "m1"}, c).Embed(context.Background(), texts); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(ssts) == 0 {
+		t.Fatal("no table written at the close")
+	}
+	for _, p := range ssts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := len(b) / 3; i < min(len(b)/3+4096, len(b)); i++ {
+			b[i] ^= 0x5a
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c = open(t, dir)
+	defer c.Close()
+	if aside, _ := filepath.Glob(dir + ".damaged-*"); len(aside) != 1 {
+		t.Fatalf("the damaged cache was not moved aside: %v", aside)
+	}
+	inner := &countingEmbedder{model: "m1"}
+	if _, err := Wrap(inner, c).Embed(context.Background(), texts); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(inner.embedded()); n != len(texts) {
+		t.Fatalf("embedded %d of %d texts again; want all, from an empty cache", n, len(texts))
 	}
 }
