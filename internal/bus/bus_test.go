@@ -247,17 +247,8 @@ func TestInterruptibleWorkerPutsItsMessageBackOnStop(t *testing.T) {
 // A cache from before compression: provisioning turns it on for the
 // buckets of file contents, keeping what they hold.
 func TestProvisionCompressesContentBucketsOfAnOlderCache(t *testing.T) {
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
 	ctx := context.Background()
-	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := connectUnprovisioned(t, t.TempDir())
 	old := bus.DeclaredTopology(bus.Settings{})
 	for i := range old.Buckets {
 		old.Buckets[i].Compression = false
@@ -288,4 +279,21 @@ func TestProvisionCompressesContentBucketsOfAnOlderCache(t *testing.T) {
 	if e, err := kv.Get(ctx, "app.a"); err != nil || string(e.Value()) != "kept" {
 		t.Fatalf("value across the change: %v %v", e, err)
 	}
+}
+
+// connectUnprovisioned starts an embedded server storing in dir, with
+// nothing provisioned (bustest provisions), and connects to it.
+func connectUnprovisioned(t *testing.T, dir string) *bus.Conn {
+	t.Helper()
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	conn, err := bus.Connect(context.Background(), srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	return conn
 }

@@ -42,17 +42,8 @@ func TestQueueMaxBytesFollowsTheFreeSpace(t *testing.T) {
 // at the new size and leaves one holding work alone.
 func TestQueuesTooLargeForTheDiskAreExplainedAndShrunk(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
 	ctx := context.Background()
-	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := connectUnprovisioned(t, dir)
 	free, err := bus.FreeBytes(dir)
 	if err != nil {
 		t.Fatal(err)

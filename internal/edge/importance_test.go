@@ -173,17 +173,18 @@ func TestReadContextBreaksTiesByImportance(t *testing.T) {
 	}
 }
 
-// A go.mod too large to keep in memory still names the module, so imports
-// of the shop's packages count as references, at first and after a restart.
+// A go.mod too large to keep in memory as plain text still names the
+// module, so imports of the shop's packages count as references, at first
+// and after a restart.
 // The module path has no dot, so only the module can resolve its imports.
-func TestImportanceReadsAGoModKeptOnlyInTheStore(t *testing.T) {
+func TestImportanceReadsAGoModNotKeptAsPlainText(t *testing.T) {
 	h := newHarness(t)
 	dir := t.TempDir()
 	r := h.start(dir)
 	r.wait(h.putShopEdited(func(path, content string) string {
 		content = strings.ReplaceAll(content, "example.com/shop", "shopmod")
 		if path == "go.mod" {
-			return content + strings.Repeat("// a long comment that makes go.mod larger than what the edge keeps in memory\n", 100)
+			return content + strings.Repeat("// a long comment that makes go.mod larger than what the edge keeps as plain text\n", 100)
 		}
 		return content
 	}))

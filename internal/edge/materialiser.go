@@ -280,8 +280,8 @@ func Open(cfg Config) (*Materialiser, error) {
 	if errors.Is(err, localdb.ErrDamaged) {
 		// The store is derived from cue_docs: move the damaged one aside
 		// and replay the bucket into a new one.
-		aside := cfg.Dir + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
-		if rerr := os.Rename(cfg.Dir, aside); rerr != nil {
+		aside, rerr := localdb.MoveAside(cfg.Dir)
+		if rerr != nil {
 			return nil, fmt.Errorf("%w (moving it aside failed: %v; remove %s to rebuild it from JetStream)", err, rerr, cfg.Dir)
 		}
 		cfg.Logger.Error("the edge's store is damaged; moved it aside, rebuilding it from cue_docs", "err", err, "moved_to", aside)

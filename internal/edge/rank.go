@@ -103,7 +103,7 @@ func (e *Edge) rank(ctx context.Context, query, mode string, limit int, sc docSc
 	}
 
 	// Sections found from the content are filled in after the lock is
-	// let go: most content is read from the store, which is locked first.
+	// let go: content may be read from the store, whose lock comes first.
 	var needSection []*doc
 	m.mu.RLock()
 	ranked = m.boostLocked(ranked)

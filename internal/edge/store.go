@@ -249,6 +249,15 @@ func decodeDoc(v []byte, d any) error {
 
 // Get returns the stored document of key; ok is false when there is none.
 func (s *Store) Get(key string) (doc Doc, ok bool, err error) {
+	if ok, err = s.decodeStored(key, &doc); err != nil || !ok {
+		return Doc{}, false, err
+	}
+	return doc, true, nil
+}
+
+// decodeStored decodes key's stored document into into (a Doc, or a
+// struct of the fields wanted); ok is false when there is none.
+func (s *Store) decodeStored(key string, into any) (ok bool, err error) {
 	err = s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(append(docPrefix[:len(docPrefix):len(docPrefix)], key...))
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -258,12 +267,12 @@ func (s *Store) Get(key string) (doc Doc, ok bool, err error) {
 			return err
 		}
 		ok = true
-		return item.Value(func(v []byte) error { return decodeDoc(v, &doc) })
+		return item.Value(func(v []byte) error { return decodeDoc(v, into) })
 	})
 	if err != nil {
-		return Doc{}, false, fmt.Errorf("edge: read %s from store: %w", key, err)
+		return false, fmt.Errorf("edge: read %s from store: %w", key, err)
 	}
-	return doc, ok, nil
+	return ok, nil
 }
 
 // Content returns the content and revision of key's stored document; ok
@@ -276,21 +285,8 @@ func (s *Store) Content(key string) (content string, rev uint64, ok bool, err er
 			Content string `json:"content"`
 		} `json:"record"`
 	}
-	err = s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(append(docPrefix[:len(docPrefix):len(docPrefix)], key...))
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		ok = true
-		return item.Value(func(v []byte) error { return decodeDoc(v, &d) })
-	})
-	if err != nil {
-		return "", 0, false, fmt.Errorf("edge: read %s from store: %w", key, err)
-	}
-	return d.Record.Content, d.Rev, ok, nil
+	ok, err = s.decodeStored(key, &d)
+	return d.Record.Content, d.Rev, ok, err
 }
 
 // ForEach calls fn with every stored document in key order and stops at

@@ -72,16 +72,11 @@ func encodeVectors(v *Vectors) ([]byte, error) {
 	}
 	out := binary.AppendUvarint(nil, uint64(len(head)))
 	out = append(out, head...)
-	codes := make([]int8, h.Dims)
 	for _, c := range v.Chunks {
 		if len(c.Vector) != h.Dims {
 			return nil, fmt.Errorf("vectors of %d and %d dimensions in one record", len(c.Vector), h.Dims)
 		}
-		scale := vector.Quantize(codes, c.Vector)
-		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(scale))
-		for _, x := range codes {
-			out = append(out, byte(x))
-		}
+		out = vector.AppendCodes(out, c.Vector)
 	}
 	return out, nil
 }
@@ -113,9 +108,7 @@ func decodeVectors(b []byte) (Vectors, error) {
 			}
 			continue
 		}
-		scale := math.Float32frombits(binary.LittleEndian.Uint32(row))
-		codes := int8s(row[4:])
-		vector.Dequantize(dst, codes, scale)
+		vector.DecodeCodes(dst, row)
 	}
 	for i, l := range h.Lines {
 		v.Chunks[i] = vector.Chunk{StartLine: l[0], EndLine: l[1], Vector: all[i*h.Dims : (i+1)*h.Dims : (i+1)*h.Dims]}
@@ -201,13 +194,4 @@ func (s *Store) ForEachVectors(model string, fn func(Vectors) error) error {
 		}
 		return nil
 	})
-}
-
-// int8s reads bytes as the int8 codes they were written from.
-func int8s(b []byte) []int8 {
-	out := make([]int8, len(b))
-	for i, x := range b {
-		out[i] = int8(x)
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -56,4 +57,12 @@ func checkTable(path string, opts badger.Options) (err error) {
 	}
 	_ = t // closed with mf; DecrRef would delete the file
 	return nil
+}
+
+// MoveAside renames the damaged store in dir to dir.damaged-<time>, where
+// it stays for a person to look at or delete, and returns that path, so a
+// new store can be made in dir.
+func MoveAside(dir string) (string, error) {
+	aside := dir + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	return aside, os.Rename(dir, aside)
 }

@@ -190,13 +190,7 @@ const int8Prefix = "q8:"
 // dimension (vector.Quantize). A quarter of EncodeVector's size, and
 // lossless for the edges, which keep vectors as exactly these codes.
 func EncodeInt8Vector(v []float32) string {
-	b := make([]byte, 4+len(v))
-	codes := make([]int8, len(v))
-	binary.LittleEndian.PutUint32(b, math.Float32bits(vector.Quantize(codes, v)))
-	for i, c := range codes {
-		b[4+i] = byte(c)
-	}
-	return int8Prefix + base64.StdEncoding.EncodeToString(b)
+	return int8Prefix + base64.StdEncoding.EncodeToString(vector.AppendCodes(make([]byte, 0, 4+len(v)), v))
 }
 
 // EncodeVector encodes v as standard base64 of little-endian float32s.
@@ -235,15 +229,10 @@ func decodeInt8Vector(s string) ([]float32, error) {
 	if len(b) < 4 {
 		return nil, fmt.Errorf("%w: int8 vector of %d bytes has no scale", ErrMalformed, len(b))
 	}
-	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
-	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
+	if scale := vector.CodesScale(b); math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
 		return nil, fmt.Errorf("%w: int8 vector with scale %v", ErrMalformed, scale)
 	}
-	codes := make([]int8, len(b)-4)
-	for i, c := range b[4:] {
-		codes[i] = int8(c)
-	}
-	v := make([]float32, len(codes))
-	vector.Dequantize(v, codes, scale)
+	v := make([]float32, len(b)-4)
+	vector.DecodeCodes(v, b)
 	return v, nil
 }

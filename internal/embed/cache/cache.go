@@ -10,14 +10,10 @@ package cache
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
-	"math"
-	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -47,8 +43,8 @@ func Open(dir string, logger *slog.Logger) (*Cache, error) {
 	opts := localdb.WithLargerData(localdb.Options(dir, logger))
 	if err := localdb.CheckTables(dir, opts); err != nil {
 		// A cache only saves embedding again: start an empty one.
-		aside := dir + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
-		if rerr := os.Rename(dir, aside); rerr != nil {
+		aside, rerr := localdb.MoveAside(dir)
+		if rerr != nil {
 			return nil, fmt.Errorf("embed cache: %s: %w (moving it aside failed: %v; remove it to start an empty cache)", dir, err, rerr)
 		}
 		if logger != nil {
@@ -172,29 +168,16 @@ func (c *Cache) Store(model string, texts []string, vecs [][]float32) error {
 	return nil
 }
 
-// A cached vector is its float32 scale and int8 codes (vector.Quantize), a
-// quarter of its float32s; the edges keep no more of it.
-func encode(v []float32) []byte {
-	codes := make([]int8, len(v))
-	scale := vector.Quantize(codes, v)
-	b := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(v)), math.Float32bits(scale))
-	for _, x := range codes {
-		b = append(b, byte(x))
-	}
-	return b
-}
+// A cached vector is its float32 scale and int8 codes (vector.AppendCodes),
+// a quarter of its float32s; the edges keep no more of it.
+func encode(v []float32) []byte { return vector.AppendCodes(make([]byte, 0, 4+len(v)), v) }
 
 func decode(b []byte) []float32 {
 	if len(b) < 4 {
 		return nil
 	}
-	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
-	codes := make([]int8, len(b)-4)
-	for i, x := range b[4:] {
-		codes[i] = int8(x)
-	}
-	v := make([]float32, len(codes))
-	vector.Dequantize(v, codes, scale)
+	v := make([]float32, len(b)-4)
+	vector.DecodeCodes(v, b)
 	return v
 }
 
