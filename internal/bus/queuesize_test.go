@@ -87,3 +87,62 @@ func TestQueuesTooLargeForTheDiskAreExplainedAndShrunk(t *testing.T) {
 		}
 	}
 }
+
+// A queue created again starts above every sequence the one it replaces
+// gave out: the indexer keeps a file's newest event by comparing them, so
+// a restart at 1 would have every later edit taken for an old one.
+func TestRecreatedIngestQueueContinuesAboveTheOldSequences(t *testing.T) {
+	ctx := context.Background()
+	conn := connectUnprovisioned(t, t.TempDir())
+	topo := bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20})
+	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
+		t.Fatal(err)
+	}
+	before, err := bus.ReadStream(ctx, conn.JS, events.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := events.FileDeleted{Repo: "r", Path: "a.md"}
+	ack, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), "first", ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack.Sequence != before.FirstSeq || before.FirstSeq < 2 {
+		t.Fatalf("first message at %d; the stream starts at %d", ack.Sequence, before.FirstSeq)
+	}
+	// Provisioning again keeps the stream and its sequence.
+	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := bus.ReadStream(ctx, conn.JS, events.IngestStream)
+	if again.ID() != before.ID() || again.LastSeq != ack.Sequence {
+		t.Fatalf("provisioning again changed the stream: %+v, was %+v", again, before)
+	}
+	if why := again.Diverged(before.ID(), ack.Sequence); why != "" {
+		t.Fatalf("the same incarnation diverged: %s", why)
+	}
+	if why := again.Diverged("", ack.Sequence+1); !strings.Contains(why, "before the") {
+		t.Fatalf("a position past the end: %q", why)
+	}
+
+	if err := conn.JS.DeleteStream(ctx, events.IngestStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
+		t.Fatal(err)
+	}
+	after, err := bus.ReadStream(ctx, conn.JS, events.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack2, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), "second", ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack2.Sequence <= ack.Sequence {
+		t.Fatalf("the recreated stream gave out %d, not above the old %d", ack2.Sequence, ack.Sequence)
+	}
+	if why := after.Diverged(before.ID(), ack.Sequence); !strings.Contains(why, "created again") {
+		t.Fatalf("a recreated stream: %q", why)
+	}
+}

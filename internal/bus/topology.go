@@ -342,6 +342,9 @@ func Provision(ctx context.Context, js jetstream.JetStream, t Topology, log *slo
 	}
 	for _, sc := range t.Streams {
 		sc.Metadata = withFormat(sc.Metadata)
+		if sc, err = withFirstSeq(ctx, js, sc); err != nil {
+			return err
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
 		}

@@ -91,6 +91,17 @@ type Config struct {
 	// Loading, if set, hears how far Open is in loading the store: what
 	// it is doing and how many documents it has done, every thousand.
 	Loading func(what string, done int)
+	// Sources, if set, are the streams behind the buckets as they are
+	// now (ReadSources): a store built from another incarnation of a
+	// bucket, or from further than the bucket now reaches, is discarded
+	// at Open and the bucket replayed. While Run follows, the buckets are
+	// compared again every SourceCheck and whenever a watch is re-created;
+	// a bucket replaced under a running edge stops Run with an error
+	// saying to restart it.
+	Sources Sources
+	// SourceCheck is how often Run compares the buckets with the
+	// incarnations the store was built from; default 15 s.
+	SourceCheck time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -105,6 +116,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.History.Bytes == 0 {
 		c.History.Bytes = DefaultHistoryBytes
+	}
+	if c.SourceCheck == 0 {
+		c.SourceCheck = 15 * time.Second
 	}
 }
 
@@ -265,6 +279,12 @@ type Materialiser struct {
 	// appliedHooks, under mu, hear the keys of each applied batch.
 	appliedHooks []func(keys []string)
 
+	// srcIDs, under srcMu, are the incarnations of the buckets the
+	// materialiser follows, as Open found them or the first check read
+	// them (sources.go).
+	srcMu  sync.Mutex
+	srcIDs map[string]string
+
 	// storeMu keeps reads of the store from racing its close.
 	storeMu   sync.RWMutex
 	closeOnce sync.Once
@@ -290,6 +310,20 @@ func Open(cfg Config) (*Materialiser, error) {
 	if err != nil {
 		return nil, err
 	}
+	srcIDs := map[string]string{}
+	if cfg.Sources != nil {
+		discarded, err := store.reconcileSources(cfg.Sources)
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		for _, why := range discarded {
+			cfg.Logger.Warn("the edge's store no longer matches its source: discarded it, replaying from the start", "found", why)
+		}
+		for b, st := range cfg.Sources {
+			srcIDs[b] = st.ID()
+		}
+	}
 	store.history = cfg.History
 	m := &Materialiser{
 		cfg:     cfg,
@@ -302,6 +336,7 @@ func Open(cfg Config) (*Materialiser, error) {
 		changed: make(chan struct{}),
 		ready:   make(chan struct{}),
 		vecs:    make(map[string]*vecState),
+		srcIDs:  srcIDs,
 	}
 	dims := 0
 	if e := cfg.Embedder; e != nil {
@@ -532,6 +567,9 @@ type feed struct {
 	rev    func() uint64
 	apply  func(ctx context.Context, entries []jetstream.KeyValueEntry) error
 	ready  func()
+	// source is the bucket, when it can say which incarnation of its
+	// stream it is (a jetstream.KeyValue can).
+	source any
 	// progress records applied batches and the replay's end, for Feeds.
 	progress *feedProgress
 }
@@ -540,10 +578,10 @@ type feed struct {
 // cue_vectors, and embeds memories, until ctx ends or the store fails; a
 // store failure of one stops all.
 func (m *Materialiser) followAll(ctx context.Context) error {
-	feeds := []feed{{bucket: events.DocsBucket, open: m.cfg.Docs.WatchAll, rev: m.Revision, apply: m.apply, ready: m.markReady}}
+	feeds := []feed{{bucket: events.DocsBucket, open: m.cfg.Docs.WatchAll, rev: m.Revision, apply: m.apply, ready: m.markReady, source: m.cfg.Docs}}
 	if m.cfg.Memories != nil {
 		feeds = append(feeds, feed{
-			bucket: events.MemoriesBucket, open: m.cfg.Memories.WatchAll, rev: m.MemoryRevision, apply: m.applyMemories,
+			bucket: events.MemoriesBucket, open: m.cfg.Memories.WatchAll, rev: m.MemoryRevision, apply: m.applyMemories, source: m.cfg.Memories,
 			ready: func() {
 				m.memsReady.Do(func() {
 					n, _, _ := m.memoryCounts()
@@ -559,8 +597,9 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 			open: func(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
 				return m.cfg.Vectors.Watch(ctx, events.VectorKeyPrefix(m.model), opts...)
 			},
-			rev:   m.VectorRevision,
-			apply: m.applyVectors,
+			rev:    m.VectorRevision,
+			apply:  m.applyVectors,
+			source: m.cfg.Vectors,
 			ready: func() {
 				m.logger.Info("cue_vectors replay done", "model", m.model, "docs", m.Status().VectorDocs, "revision", m.VectorRevision())
 			},
@@ -582,19 +621,33 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 	if m.cfg.Memories != nil && m.mems.vindex != nil {
 		wg.Go(func() { m.embedMemories(ctx, m.cfg.Embedder) })
 	}
+	var srcErr error
+	wg.Go(func() {
+		srcErr = m.checkSourcesEvery(ctx, feeds)
+		if srcErr != nil {
+			cancel()
+		}
+	})
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(errs, srcErr)...)
 }
 
 // follow watches f until ctx ends or the store fails.
 func (m *Materialiser) follow(ctx context.Context, f feed) error {
 	delay := 100 * time.Millisecond
-	for {
+	for first := true; ; first = false {
+		if !first {
+			// A watch re-created after an outage may find another
+			// incarnation of the bucket behind it.
+			if err := m.checkSource(ctx, f); err != nil {
+				return err
+			}
+		}
 		progressed, err := m.watch(ctx, f)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if errors.Is(err, errStore) {
+		if errors.Is(err, errStore) || errors.Is(err, ErrSourceReplaced) {
 			return err
 		}
 		if progressed {
@@ -1162,5 +1215,12 @@ func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Op
 		return nil, fmt.Errorf("edge: object store %s: %w", events.BlobsBucket, err)
 	}
 	cfg.Docs, cfg.Blobs = docs, blobs
+	buckets := []string{events.DocsBucket, events.MemoriesBucket}
+	if cfg.Vectors != nil {
+		buckets = append(buckets, events.VectorsBucket)
+	}
+	if cfg.Sources, err = ReadSources(ctx, js, buckets...); err != nil {
+		return nil, err
+	}
 	return Open(cfg)
 }

@@ -15,9 +15,11 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
@@ -287,12 +289,12 @@ func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, 
 			var rev uint64
 			if entry != nil {
 				rev = entry.Revision()
+			} else if rev, err = s.markerRevision(ctx, key); errors.Is(err, errRevisionMoved) {
+				continue
+			} else if err != nil {
+				return false, err
 			}
-			if rev == 0 {
-				_, err = kv.Create(ctx, key, data)
-			} else {
-				_, err = kv.Update(ctx, key, data, rev)
-			}
+			err = s.putRecord(ctx, key, rec, data, rev)
 		case err != nil:
 			return false, fmt.Errorf("indexer: get %s: %w", key, err)
 		default:
@@ -310,17 +312,61 @@ func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, 
 					return false, err
 				}
 			}
-			_, err = kv.Update(ctx, key, data, entry.Revision())
+			err = s.putRecord(ctx, key, rec, data, entry.Revision())
 		}
 		if err == nil {
 			return true, nil
 		}
-		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if errors.Is(err, errRevisionMoved) {
 			continue
 		}
 		return false, fmt.Errorf("indexer: write %s: %w", key, err)
 	}
 	return false, fmt.Errorf("indexer: write %s: too many concurrent writers", key)
+}
+
+// errRevisionMoved is putRecord's compare-and-set conflict.
+var errRevisionMoved = errors.New("indexer: the record changed meanwhile")
+
+// putRecord stores data, rec encoded, under key if the key's last
+// revision is rev (0: the key has no entry), as KeyValue.Update does, with
+// rec's DocSummary in the entry's headers: ingest compares the bucket with
+// the files by reading headers alone.
+func (s *Service) putRecord(ctx context.Context, key string, rec *events.DocRecord, data []byte, rev uint64) error {
+	msg := nats.NewMsg(events.DocsSubject(key))
+	msg.Data = data
+	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	for name, v := range rec.Summary().Headers() {
+		msg.Header.Set(name, v)
+	}
+	_, err := s.conn.JS.PublishMsg(ctx, msg)
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		return errRevisionMoved
+	}
+	return err
+}
+
+// markerRevision is the revision of the delete or purge marker that is
+// key's last entry, 0 when the key has no entry: what a write after it
+// must expect (KeyValue.Get hides the marker). errRevisionMoved means a
+// record was written since Get found none.
+func (s *Service) markerRevision(ctx context.Context, key string) (uint64, error) {
+	stream, err := s.conn.JS.Stream(ctx, "KV_"+events.DocsBucket)
+	if err != nil {
+		return 0, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
+	}
+	msg, err := stream.GetLastMsgForSubject(ctx, events.DocsSubject(key))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("indexer: read %s: %w", key, err)
+	}
+	if op := msg.Header.Get("KV-Operation"); op != "DEL" && op != "PURGE" {
+		return 0, errRevisionMoved // written since the read
+	}
+	return msg.Sequence, nil
 }
 
 // changesAfter is rec's change times (DocRecord.Changed) when it replaces

@@ -13,10 +13,12 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/pkg/core/card"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -61,6 +63,14 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 	var subjects []string
 	start := uint64(0)
 	positions := map[string]uint64{}
+	log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream)
+	if err != nil {
+		return err
+	}
+	recorded, err := s.state.meta(metaTasksStream)
+	if err != nil {
+		return err
+	}
 	for i, r := range s.repos {
 		byName[r.name] = r
 		subjects = append(subjects, events.TaskSubject(r.name))
@@ -68,9 +78,24 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if why := log.Diverged(recorded, pos); why != "" {
+			// Positions in another log mean nothing in this one: write
+			// back from its start (writes that change nothing are
+			// skipped).
+			s.logger.Warn("ingest: the task log is not the one card write-back stopped in; writing back from its start", "repo", r.name, "found", why)
+			pos = 0
+		}
 		positions[r.name] = pos
 		if i == 0 || pos < start {
 			start = pos
+		}
+	}
+	if recorded != log.ID() {
+		if err := s.state.putTaskPos(positions); err != nil {
+			return err
+		}
+		if err := s.state.setMeta(metaTasksStream, log.ID()); err != nil {
+			return err
 		}
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverAllPolicy}
@@ -132,7 +157,19 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			if p.ev.Source == SourceFile {
 				continue
 			}
-			if err := p.repo.writeTask(p.ev); err != nil {
+			err := p.repo.writeTask(p.ev)
+			if err != nil && retryableWrite(err) {
+				// Hold the position before this event, so that it and
+				// what follows are written back once the disk allows.
+				for n := range positions {
+					positions[n] = max(positions[n], p.seq-1)
+				}
+				if perr := s.state.putTaskPos(positions); perr != nil {
+					return perr
+				}
+				return fmt.Errorf("writing task %s back into its card in repo %s (the write is retried; free space or fix the disk): %w", p.ev.Task.ID, p.repo.name, err)
+			}
+			if err != nil {
 				s.logger.Warn("ingest: writing a task back into its card failed", "repo", p.repo.name, "id", p.ev.Task.ID, "stream_seq", p.seq, "err", err)
 			}
 		}
@@ -143,6 +180,18 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// retryableWrite reports whether a card write failed for the disk's sake
+// (full, over quota, read-only, failing), which passes, rather than for
+// the card's, which does not.
+func retryableWrite(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // cardPath is where the task's card is: its recorded path when that is a
@@ -226,6 +275,35 @@ func writeAtomic(root *os.Root, p string, data []byte) error {
 	}
 	if werr != nil {
 		_ = root.Remove(tmp)
+		return werr
 	}
-	return werr
+	// The rename lives in the directory: sync it, so that a card written
+	// back (and its log position then advanced) survives a power cut.
+	d, err := root.Open(path.Dir(p))
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// removeStaging deletes what a killed card write left under tmpDir: no
+// write is in progress before ingest starts following the task log.
+func (r *repo) removeStaging() {
+	entries, err := fs.ReadDir(r.root.FS(), tmpDir)
+	if err != nil {
+		return
+	}
+	removed := 0
+	for _, e := range entries {
+		if e.Type().IsRegular() && r.root.Remove(path.Join(tmpDir, e.Name())) == nil {
+			removed++
+		}
+	}
+	if removed > 0 {
+		r.logger.Info("ingest: removed card writes a stop interrupted", "dir", tmpDir, "files", removed)
+	}
 }

@@ -185,3 +185,42 @@ func TestMCPTaskEventIsWrittenBackOnce(t *testing.T) {
 		return string(b) == strings.Replace(edited, "priority: high", "priority: critical", 1)
 	})
 }
+
+// The task log is created again (its store lost, or restored onto a new
+// cluster) while ingest is down: ingest's position in the old log means
+// nothing in the new one, so it writes back from the new log's start
+// rather than waiting for the sequence to pass where the old one stopped.
+func TestCardWriteBackFollowsARecreatedTaskLog(t *testing.T) {
+	conn, dir, _, cfg, ing := cardsPipeline(t)
+	ing.stop()
+	ctx := context.Background()
+	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	task := events.Task{ID: "new123", Title: "Written into the new log", Status: "todo", Priority: "medium",
+		Created: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC), Updated: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)}
+	ev := events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task, Source: "mcp"}
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("r"), "new123-created", ev); err != nil {
+		t.Fatal(err)
+	}
+	start(t, conn, cfg)
+	bustest.Eventually(t, within, "the new log's task written back", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", "new123.md"))
+		return err == nil && strings.Contains(string(b), "Written into the new log")
+	})
+}
+
+// A stop in the middle of a card write leaves its staging file behind;
+// the next start removes it.
+func TestStartRemovesInterruptedCardWrites(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"README.md": "# r\n", ".cuedeck/.cache/tmp/abc123.md.0123456789abcdef": "half a card"})
+	start(t, conn, config(t, ingest.RepoConfig{Name: "r", Root: dir}))
+	if entries, err := os.ReadDir(filepath.Join(dir, ".cuedeck", ".cache", "tmp")); err != nil || len(entries) != 0 {
+		t.Fatalf("staging left: %v, %v", entries, err)
+	}
+}

@@ -37,8 +37,10 @@ func (r received) path() string {
 	return ""
 }
 
-// collector reads every file event through the indexer's durable consumer,
-// acking each, as an indexer would.
+// collector reads every file event through the indexer's durable consumer
+// and, as an indexer would, stores the file's record in cue_docs (without
+// the parsing) before acking it: ingest compares its state with cue_docs
+// at start.
 type collector struct {
 	mu  sync.Mutex
 	got []received
@@ -49,6 +51,10 @@ func collect(t *testing.T, conn *bus.Conn) *collector {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cons, err := conn.JS.Consumer(ctx, events.IngestStream, events.IndexerConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +72,26 @@ func collect(t *testing.T, conn *bus.Conn) *collector {
 		c.mu.Lock()
 		c.got = append(c.got, received{Seq: seq, MsgID: m.Headers().Get(jetstream.MsgIDHeader), Event: ev})
 		c.mu.Unlock()
+		var rec events.DocRecord
+		switch ev := ev.(type) {
+		case events.FileUpserted:
+			rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, SHA256: ev.SHA256, Size: ev.Size, ModTime: ev.ModTime}
+		case events.FileDeleted:
+			rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Deleted: true}
+		case events.FileSkipped:
+			rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Size: ev.Size, ModTime: ev.ModTime, Skip: &events.Skip{Reason: ev.Reason, Detail: ev.Detail}}
+		default:
+			_ = m.Ack()
+			return
+		}
+		rec.SourceSeq = seq
+		b, err := events.Encode(rec)
+		if err == nil {
+			_, err = docs.Put(context.Background(), events.DocKey(rec.Repo, rec.Path), b)
+		}
+		if err != nil {
+			t.Errorf("store the record of %s: %v", rec.Path, err)
+		}
 		_ = m.Ack()
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -34,12 +35,17 @@ type Service struct {
 	repos    []*repo
 	scanDone chan struct{}
 	started  atomic.Bool
+	// reconciled is the last reconcile's outcome, nil before one ran.
+	reconciled atomic.Pointer[Reconciled]
 
 	// Set by Run.
 	state *stateStore
 	blobs jetstream.ObjectStore
 	scans jetstream.KeyValue // nil: scan progress not published
 	seed  maphash.Seed
+	// runID tells this run's publishes of files reconcile found stale
+	// from the publishes they repeat (again).
+	runID string
 }
 
 // New validates cfg and returns a Service publishing through conn. A nil
@@ -56,7 +62,7 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), seed: maphash.MakeSeed()}
+	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), seed: maphash.MakeSeed(), runID: uuid.NewString()}
 	for _, rc := range cfg.Repos {
 		r, err := newRepo(s, rc)
 		if err != nil {
@@ -119,6 +125,24 @@ func (s *Service) Run(ctx context.Context) (err error) {
 			err = fmt.Errorf("ingest: close state: %w", cerr)
 		}
 	}()
+	for _, r := range s.repos {
+		r.removeStaging()
+	}
+	// What cue_docs lacks is published again by the scan below.
+	if rec, err := s.reconcile(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.logger.Warn("ingest: could not compare the state with cue_docs; scanning against the state alone", "err", err)
+	} else {
+		s.reconciled.Store(&rec)
+		level := slog.LevelInfo
+		if rec.Stale > 0 || rec.Orphans > 0 || rec.StreamReplaced {
+			level = slog.LevelWarn
+		}
+		s.logger.Log(ctx, level, "ingest: compared the state with cue_docs", "files", rec.Files, "docs", rec.Docs,
+			"republish", rec.Stale, "unrecorded_docs", rec.Orphans, "ingest_stream_replaced", rec.StreamReplaced, "took", rec.Took.Round(time.Millisecond))
+	}
 
 	// Publishers: one queue each, a path always hashed to the same one, so
 	// the events of one file are published in the order they were decided.
@@ -233,4 +257,22 @@ func (s *Service) Stats() Stats {
 		out.Repos = append(out.Repos, r.snapshot())
 	}
 	return out
+}
+
+// again is msgID for a publish that repeats one reconcile found lost:
+// JetStream may still remember the first under msgID and drop the repeat.
+func (s *Service) again(msgID string, again bool) string {
+	if !again {
+		return msgID
+	}
+	return msgID + "|again:" + s.runID
+}
+
+// LastReconcile is the outcome of the last comparison of the state with
+// cue_docs; ok is false before one completed.
+func (s *Service) LastReconcile() (r Reconciled, ok bool) {
+	if p := s.reconciled.Load(); p != nil {
+		return *p, true
+	}
+	return Reconciled{}, false
 }

@@ -25,6 +25,13 @@ type fileState struct {
 	// modified shortly before that may have changed again within the same
 	// mtime tick, so it is re-read rather than trusted (git's "racy clean").
 	Checked int64 `json:"checked"`
+	// Seq is the CUE_INGEST sequence of the publish, 0 when unknown:
+	// reconcile asks whether it is still queued for the indexer.
+	Seq uint64 `json:"seq,omitempty"`
+	// Stale marks a file reconcile found missing or different in
+	// cue_docs: it is published again, under a new message id, whatever
+	// its size and mtime say.
+	Stale bool `json:"stale,omitempty"`
 }
 
 func (s fileState) modTime() time.Time { return time.Unix(0, s.Mod) }
@@ -37,7 +44,7 @@ const racyWindow = 2 * time.Second
 // sameAs reports whether a file with size and mod is, by its metadata, the
 // version recorded in s.
 func (s fileState) sameAs(size int64, mod time.Time) bool {
-	return s.Size == size && s.Mod == mod.UnixNano() && mod.UnixNano() < s.Checked-int64(racyWindow)
+	return !s.Stale && s.Size == size && s.Mod == mod.UnixNano() && mod.UnixNano() < s.Checked-int64(racyWindow)
 }
 
 // stateStore keeps fileStates in Badger under "f\x00<repo>\x00<path>".
@@ -153,6 +160,124 @@ func (s *stateStore) putTaskPos(positions map[string]uint64) error {
 	})
 	if err != nil {
 		return fmt.Errorf("ingest: write task log position: %w", err)
+	}
+	return nil
+}
+
+// each calls fn with every recorded file of repo, in path order.
+func (s *stateStore) each(repo string, fn func(path string, st fileState) error) error {
+	prefix := stateKey(repo, "")
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 256, Prefix: prefix})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var st fileState
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &st) }); err != nil {
+				return err
+			}
+			if err := fn(string(it.Item().Key()[len(prefix):]), st); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ingest: read state of %s: %w", repo, err)
+	}
+	return nil
+}
+
+// markStale marks the recorded files paths of repo stale.
+func (s *stateStore) markStale(repo string, paths []string) error {
+	return s.rewrite(repo, paths, func(path string, st fileState, _ bool) fileState {
+		st.Stale = true
+		return st
+	})
+}
+
+// adoptOrphans records the documents of paths, which cue_docs holds and
+// the state does not, as published with an unknown size and mtime: the
+// scan reads each file again, deleting the document if the file is gone
+// and publishing it if its content differs.
+func (s *stateStore) adoptOrphans(repo string, paths []string, docs map[string]events.DocSummary) error {
+	return s.rewrite(repo, paths, func(path string, _ fileState, _ bool) fileState {
+		doc := docs[events.DocKey(repo, path)]
+		return fileState{SHA256: doc.SHA256, Skip: doc.Skip, Size: -1, Seq: doc.SourceSeq}
+	})
+}
+
+// rewrite replaces the states of paths of repo with what change makes of
+// them, in batches.
+func (s *stateStore) rewrite(repo string, paths []string, change func(path string, st fileState, had bool) fileState) error {
+	const batch = 1000
+	for len(paths) > 0 {
+		n := min(batch, len(paths))
+		err := s.db.Update(func(txn *badger.Txn) error {
+			for _, p := range paths[:n] {
+				var st fileState
+				item, err := txn.Get(stateKey(repo, p))
+				had := err == nil
+				switch {
+				case had:
+					if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &st) }); err != nil {
+						return err
+					}
+				case !errors.Is(err, badger.ErrKeyNotFound):
+					return err
+				}
+				v, err := json.Marshal(change(p, st, had))
+				if err != nil {
+					return err
+				}
+				if err := txn.Set(stateKey(repo, p), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("ingest: write state of %s: %w", repo, err)
+		}
+		paths = paths[n:]
+	}
+	return nil
+}
+
+// Metadata of the state, beside the files and task positions.
+const (
+	// metaIngestStream is the incarnation (bus.StreamState.ID) of
+	// CUE_INGEST the files' Seq refer to.
+	metaIngestStream = "ingest-stream"
+	// metaTasksStream is the incarnation of CUE_TASKS the task log
+	// positions refer to.
+	metaTasksStream = "tasks-stream"
+)
+
+func metaKey(name string) []byte { return []byte("m\x00" + name) }
+
+func (s *stateStore) meta(name string) (string, error) {
+	var v string
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(metaKey(name))
+		if err != nil {
+			return err
+		}
+		b, err := item.ValueCopy(nil)
+		v = string(b)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("ingest: read state %s: %w", name, err)
+	}
+	return v, nil
+}
+
+func (s *stateStore) setMeta(name, v string) error {
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(name), []byte(v)) }); err != nil {
+		return fmt.Errorf("ingest: write state %s: %w", name, err)
 	}
 	return nil
 }

@@ -110,10 +110,11 @@ func (r *repo) syncPath(ctx context.Context, rel string, walked bool) error {
 	}
 	sha := events.SHA256Hex(data)
 	next := fileState{SHA256: sha, Size: size, Mod: mod.UnixNano(), Checked: checked.UnixNano()}
-	if had && prev.Skip == "" && prev.SHA256 == sha {
+	if had && !prev.Stale && prev.Skip == "" && prev.SHA256 == sha {
+		next.Seq = prev.Seq
 		return r.s.state.put(r.name, rel, next) // touched, same content
 	}
-	return r.publishUpsert(ctx, rel, data, next)
+	return r.publishUpsert(ctx, rel, data, next, had && prev.Stale)
 }
 
 // read reads a file through the repo's os.Root, so that a symlink swapped in
@@ -136,7 +137,7 @@ func (r *repo) read(rel string) ([]byte, fs.FileInfo, error) {
 	return data, fi, err
 }
 
-func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next fileState) error {
+func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next fileState, again bool) error {
 	mod := time.Unix(0, next.Mod).UTC()
 	ev := events.FileUpserted{Repo: r.name, Path: rel, SHA256: next.SHA256, Size: next.Size, ModTime: mod}
 	content := data
@@ -152,10 +153,12 @@ func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next 
 		}
 		ev.Blob = next.SHA256
 	}
-	msgID := events.FileUpsertedMsgID(r.name, rel, next.SHA256, mod)
-	if _, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev); err != nil {
+	msgID := r.s.again(events.FileUpsertedMsgID(r.name, rel, next.SHA256, mod), again)
+	ack, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev)
+	if err != nil {
 		return err
 	}
+	next.Seq = ack.Sequence
 	r.mu.Lock()
 	r.stats.Upserted++
 	r.stats.Published++
@@ -184,7 +187,7 @@ func (r *repo) putBlob(ctx context.Context, sha string, content []byte) error {
 
 func (r *repo) publishDelete(ctx context.Context, rel string, prev fileState) error {
 	ev := events.FileDeleted{Repo: r.name, Path: rel, PrevSHA256: prev.SHA256, PrevMod: prev.modTime().UTC()}
-	msgID := events.FileDeletedMsgID(r.name, rel, prev.SHA256, prev.modTime())
+	msgID := r.s.again(events.FileDeletedMsgID(r.name, rel, prev.SHA256, prev.modTime()), prev.Stale || prev.Size < 0)
 	if _, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev); err != nil {
 		return err
 	}
@@ -200,14 +203,16 @@ func (r *repo) publishDelete(ctx context.Context, rel string, prev fileState) er
 // modification time and reason.
 func (r *repo) publishSkip(ctx context.Context, rel string, prev fileState, had bool, size int64, mod time.Time, reason events.SkipReason, detail string) error {
 	next := fileState{Size: size, Mod: mod.UnixNano(), Skip: reason, Checked: time.Now().UnixNano()}
-	if had && prev.Skip == reason && prev.Size == size && prev.Mod == next.Mod {
+	if had && !prev.Stale && prev.Skip == reason && prev.Size == size && prev.Mod == next.Mod {
 		return nil
 	}
 	ev := events.FileSkipped{Repo: r.name, Path: rel, Size: size, ModTime: mod.UTC(), Reason: reason, Detail: detail}
-	msgID := events.FileSkippedMsgID(r.name, rel, reason, size, mod)
-	if _, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev); err != nil {
+	msgID := r.s.again(events.FileSkippedMsgID(r.name, rel, reason, size, mod), had && (prev.Stale || prev.Size < 0))
+	ack, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev)
+	if err != nil {
 		return err
 	}
+	next.Seq = ack.Sequence
 	r.mu.Lock()
 	r.stats.Skipped[reason]++
 	r.stats.Published++

@@ -172,6 +172,10 @@ func ParseDocKey(key string) (repo, path string, err error) {
 	return key[:i], string(raw), nil
 }
 
+// DocsSubject is the subject of key's entries in the stream behind
+// DocsBucket.
+func DocsSubject(key string) string { return "$KV." + DocsBucket + "." + key }
+
 // DocKeyPrefix is the KV filter matching every doc of repo.
 func DocKeyPrefix(repo string) string { return repo + ".>" }
 

@@ -1,0 +1,205 @@
+package edge
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// srcPrefix keys, per bucket, the incarnation (bus.StreamState.ID) of the
+// bucket's stream the store was built from.
+var srcPrefix = []byte("m/src/")
+
+// Sources are the states of the buckets the store is built from, keyed by
+// bucket name, as Open compares them with what the store recorded.
+type Sources map[string]bus.StreamState
+
+// ReadSources reads the streams behind buckets.
+func ReadSources(ctx context.Context, js jetstream.JetStream, buckets ...string) (Sources, error) {
+	out := Sources{}
+	for _, b := range buckets {
+		st, err := bus.ReadStream(ctx, js, "KV_"+b)
+		if err != nil {
+			return nil, fmt.Errorf("edge: %w", err)
+		}
+		out[b] = st
+	}
+	return out, nil
+}
+
+// sourceID is the incarnation of bucket recorded in the store, "" when
+// none is (a store written before they were).
+func (s *Store) sourceID(bucket string) (string, error) {
+	var id string
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(append(srcPrefix[:len(srcPrefix):len(srcPrefix)], bucket...))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		v, err := item.ValueCopy(nil)
+		id = string(v)
+		return err
+	})
+	return id, err
+}
+
+// vectorRevisions is the highest cue_vectors revision applied for any
+// model.
+func (s *Store) vectorRevisions() (uint64, error) {
+	var top uint64
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: vecRevPrefix})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			err := it.Item().Value(func(v []byte) error {
+				if len(v) == 8 {
+					top = max(top, binary.BigEndian.Uint64(v))
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return top, err
+}
+
+// reconcileSources compares the store with the buckets it was built from
+// and discards what another incarnation of a bucket, or a bucket that is
+// behind it, makes wrong: every document for cue_docs, every vector for
+// cue_vectors. It then records the incarnations, and returns one line per
+// discard saying what was found; the materialiser then replays the bucket
+// from its start.
+func (s *Store) reconcileSources(src Sources) (discarded []string, err error) {
+	check := func(bucket string, pos uint64) (string, error) {
+		st, ok := src[bucket]
+		if !ok {
+			return "", nil
+		}
+		id, err := s.sourceID(bucket)
+		if err != nil {
+			return "", fmt.Errorf("edge: read the source of %s: %w", bucket, err)
+		}
+		return st.Diverged(id, pos), nil
+	}
+	rev, err := s.LastRevision()
+	if err != nil {
+		return nil, err
+	}
+	why, err := check(events.DocsBucket, rev)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		// The vectors name documents of the lost incarnation too.
+		if err := s.db.DropAll(); err != nil {
+			return nil, fmt.Errorf("edge: discard the store: %w", err)
+		}
+		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte(storeFormat)) }); err != nil {
+			return nil, err
+		}
+		discarded = append(discarded, why)
+	} else {
+		vrev, err := s.vectorRevisions()
+		if err != nil {
+			return nil, fmt.Errorf("edge: read vector revisions: %w", err)
+		}
+		why, err := check(events.VectorsBucket, vrev)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			if err := s.db.DropPrefix(vecPrefix, vecRevPrefix); err != nil {
+				return nil, fmt.Errorf("edge: discard the stored vectors: %w", err)
+			}
+			discarded = append(discarded, why)
+		}
+	}
+	err = s.db.Update(func(txn *badger.Txn) error {
+		for bucket, st := range src {
+			if err := txn.Set(append(srcPrefix[:len(srcPrefix):len(srcPrefix)], bucket...), []byte(st.ID())); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("edge: record the sources: %w", err)
+	}
+	return discarded, nil
+}
+
+// ErrSourceReplaced stops Run when a bucket it follows is another
+// incarnation than the one the store was built from, or is behind it:
+// the store would answer for data the bucket no longer holds. Restarting
+// the edge discards the store and replays the bucket (Open does).
+var ErrSourceReplaced = errors.New("edge: a bucket was replaced under the running edge")
+
+// bucketStatus is the part of a jetstream.KeyValue that names the
+// incarnation of its stream.
+type bucketStatus interface {
+	Status(ctx context.Context) (jetstream.KeyValueStatus, error)
+}
+
+// checkSource compares f's bucket with the incarnation the materialiser
+// follows and the revision it reached. A bucket that cannot be read now
+// passes: the watch that follows reports the outage.
+func (m *Materialiser) checkSource(ctx context.Context, f feed) error {
+	b, ok := f.source.(bucketStatus)
+	if !ok {
+		return nil
+	}
+	st, err := b.Status(ctx)
+	if err != nil {
+		return nil
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok || bs.StreamInfo() == nil {
+		return nil
+	}
+	info := bs.StreamInfo()
+	now := bus.StreamState{Stream: info.Config.Name, Created: info.Created, FirstSeq: max(info.Config.FirstSeq, 1), LastSeq: info.State.LastSeq, Msgs: info.State.Msgs}
+	m.srcMu.Lock()
+	id, known := m.srcIDs[f.bucket]
+	if !known {
+		m.srcIDs[f.bucket] = now.ID()
+	}
+	m.srcMu.Unlock()
+	if why := now.Diverged(id, f.rev()); why != "" {
+		m.logger.Error("a bucket was replaced under the running edge; stopping it: restart it to rebuild from the bucket", "bucket", f.bucket, "found", why)
+		return fmt.Errorf("%w: %s; restart the edge (cue down && cue up, or restart the mcp-edge process): it then discards its store and replays the bucket", ErrSourceReplaced, why)
+	}
+	return nil
+}
+
+// checkSourcesEvery runs checkSource on every feed each SourceCheck until
+// ctx ends; it returns the first divergence.
+func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) error {
+	t := time.NewTicker(m.cfg.SourceCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		for _, f := range feeds {
+			if err := m.checkSource(ctx, f); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// Reconciled counts what one reconcile found.
+type Reconciled struct {
+	// Files is the files ingest's state records; Docs the entries of
+	// cue_docs for these repos.
+	Files, Docs int
+	// Stale counts files whose record in cue_docs is missing or of other
+	// content, with no event of theirs still queued: they are published
+	// again. Orphans counts cue_docs documents ingest has no record of:
+	// the scan deletes them unless their file exists.
+	Stale, Orphans int
+	// StreamReplaced is true when CUE_INGEST is another incarnation than
+	// the one the state's publishes went to.
+	StreamReplaced bool
+	Took           time.Duration
+}
+
+// reconcile brings ingest's state, its record of what cue_docs holds, in
+// line with cue_docs itself: a file whose document is missing or of other
+// content (a NATS store lost, restored from backup, or damaged) is marked
+// stale, so that the scan publishes it again, unless its last event is
+// still queued for the indexer; a document ingest has no record of gets a
+// stale record, so that the scan deletes it if its file is gone. It reads
+// the headers of cue_docs only (events.DocSummary).
+func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
+	start := time.Now()
+	var rec Reconciled
+	stream, err := bus.ReadStream(ctx, s.conn.JS, events.IngestStream)
+	if err != nil {
+		return rec, err
+	}
+	recorded, err := s.state.meta(metaIngestStream)
+	if err != nil {
+		return rec, err
+	}
+	rec.StreamReplaced = recorded != "" && recorded != stream.ID()
+	queued := func(seq uint64) bool { return false }
+	if recorded == stream.ID() && stream.Msgs > 0 {
+		js, err := s.conn.JS.Stream(ctx, events.IngestStream)
+		if err != nil {
+			return rec, fmt.Errorf("ingest: stream %s: %w", events.IngestStream, err)
+		}
+		queued = func(seq uint64) bool {
+			if seq < stream.FirstSeq || seq > stream.LastSeq {
+				return false
+			}
+			_, err := js.GetMsg(ctx, seq)
+			return err == nil
+		}
+	}
+	names := make([]string, len(s.repos))
+	for i, r := range s.repos {
+		names[i] = r.name
+	}
+	docs, err := readDocSummaries(ctx, s.conn.JS, names)
+	if err != nil {
+		return rec, err
+	}
+	rec.Docs = len(docs)
+	for _, r := range s.repos {
+		var stale []string
+		seen := map[string]bool{}
+		err := s.state.each(r.name, func(path string, st fileState) error {
+			rec.Files++
+			key := events.DocKey(r.name, path)
+			seen[key] = true
+			doc, ok := docs[key]
+			if st.Stale || (ok && st.agrees(doc)) || (st.Seq > 0 && queued(st.Seq)) {
+				return nil
+			}
+			stale = append(stale, path)
+			return nil
+		})
+		if err != nil {
+			return rec, err
+		}
+		var orphans []string
+		for key, doc := range docs {
+			repo, path, err := events.ParseDocKey(key)
+			if err != nil || repo != r.name || seen[key] || doc.Deleted {
+				continue
+			}
+			orphans = append(orphans, path)
+		}
+		if err := s.state.markStale(r.name, stale); err != nil {
+			return rec, err
+		}
+		if err := s.state.adoptOrphans(r.name, orphans, docs); err != nil {
+			return rec, err
+		}
+		rec.Stale += len(stale)
+		rec.Orphans += len(orphans)
+	}
+	if err := s.state.setMeta(metaIngestStream, stream.ID()); err != nil {
+		return rec, err
+	}
+	rec.Took = time.Since(start)
+	return rec, nil
+}
+
+// agrees reports whether doc is the document of what st records as
+// published.
+func (st fileState) agrees(doc events.DocSummary) bool {
+	switch {
+	case doc.Deleted:
+		return false
+	case st.Skip != "":
+		return doc.Skip == st.Skip
+	}
+	return doc.Skip == "" && doc.SHA256 == st.SHA256
+}
+
+// readDocSummaries reads the summary of the last entry of every key of
+// repos in cue_docs, keyed by DocKey; deleted and purged keys are left
+// out. Entries written before they carried summaries are read whole.
+func readDocSummaries(ctx context.Context, js jetstream.JetStream, repos []string) (map[string]events.DocSummary, error) {
+	out := map[string]events.DocSummary{}
+	if len(repos) == 0 {
+		return out, nil
+	}
+	stream := "KV_" + events.DocsBucket
+	prefix := events.DocsSubject("")
+	subjects := make([]string, len(repos))
+	for i, r := range repos {
+		subjects[i] = events.DocsSubject(events.DocKeyPrefix(r))
+	}
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, HeadersOnly: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
+	}
+	var unsummarised []string
+	if info.NumPending > 0 {
+		it, err := cons.Messages()
+		if err != nil {
+			return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
+		}
+		stop := context.AfterFunc(ctx, it.Stop)
+		defer stop()
+		defer it.Stop()
+		for {
+			msg, err := it.Next()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
+			}
+			key := strings.TrimPrefix(msg.Subject(), prefix)
+			h := msg.Headers()
+			switch op := h.Get("KV-Operation"); {
+			case op == "DEL" || op == "PURGE":
+				delete(out, key)
+			default:
+				if sum, ok := events.ParseDocSummary(h.Get); ok {
+					out[key] = sum
+				} else {
+					unsummarised = append(unsummarised, key)
+				}
+			}
+			meta, err := msg.Metadata()
+			if err != nil || meta.NumPending == 0 {
+				break
+			}
+		}
+	}
+	if len(unsummarised) == 0 {
+		return out, nil
+	}
+	kv, err := js.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: bucket %s: %w", events.DocsBucket, err)
+	}
+	for _, key := range unsummarised {
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ingest: read %s %s: %w", events.DocsBucket, key, err)
+		}
+		if doc, err := events.DecodeDocRecord(e.Value()); err == nil {
+			out[key] = doc.Summary()
+		}
+		// An undecodable record is left out: the file is published again.
+	}
+	return out, nil
+}

@@ -1,0 +1,147 @@
+package ingest_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/indexer"
+	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// docState is a document as cue_docs holds it: its content hash, or
+// "deleted", or "" when the bucket has no live entry.
+func docState(conn *bus.Conn, repo, path string) string {
+	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
+	if err != nil {
+		return ""
+	}
+	e, err := kv.Get(context.Background(), events.DocKey(repo, path))
+	if err != nil {
+		return ""
+	}
+	rec, err := events.DecodeDocRecord(e.Value())
+	switch {
+	case err != nil:
+		return ""
+	case rec.Deleted:
+		return "deleted"
+	}
+	return rec.SHA256
+}
+
+// Ingest's state says every file is published; cue_docs says otherwise.
+// At start ingest believes cue_docs: what it lacks or holds at other
+// content is published again, a document of no file is deleted.
+func TestIngestRepublishesWhatCueDocsLost(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	runBG(t, "indexer", indexer.New(conn, indexer.Config{}, nil).Run)
+	dir := t.TempDir()
+	files := map[string]string{"a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n", "d.md": "# D\n"}
+	writeTree(t, dir, files)
+	cfg := config(t, ingest.RepoConfig{Name: "r", Root: dir})
+	first := start(t, conn, cfg)
+	want := map[string]string{}
+	for p, c := range files {
+		want[p] = events.SHA256Hex([]byte(c))
+	}
+	bustest.Eventually(t, within, "every file in cue_docs", func() bool {
+		for p, sha := range want {
+			if docState(conn, "r", p) != sha {
+				return false
+			}
+		}
+		return true
+	})
+	first.stop()
+
+	// The damage: b's document lost, c's rolled back to other content, a
+	// document for a file that never existed (written the way entries
+	// were before they carried summaries).
+	ctx := context.Background()
+	kv, err := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(ctx, events.DocKey("r", "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []events.DocRecord{
+		{Repo: "r", Path: "c.md", SHA256: events.SHA256Hex([]byte("# C, long ago\n")), Content: "# C, long ago\n", SourceSeq: 1},
+		{Repo: "r", Path: "ghost.md", SHA256: events.SHA256Hex([]byte("# Ghost\n")), Content: "# Ghost\n", SourceSeq: 1},
+	} {
+		b, err := events.Encode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Put(ctx, events.DocKey(rec.Repo, rec.Path), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	second := start(t, conn, cfg)
+	rec, ok := second.svc.LastReconcile()
+	if !ok || rec.Files != 4 || rec.Stale != 2 || rec.Orphans != 1 || rec.StreamReplaced {
+		t.Fatalf("reconcile: %+v (ran: %v); want 4 files, 2 stale (b, c), 1 unrecorded (ghost)", rec, ok)
+	}
+	repaired := func() bool {
+		for p, sha := range want {
+			if docState(conn, "r", p) != sha {
+				return false
+			}
+		}
+		return docState(conn, "r", "ghost.md") == "deleted"
+	}
+	t.Cleanup(func() {
+		if !repaired() {
+			for _, p := range []string{"a.md", "b.md", "c.md", "d.md", "ghost.md"} {
+				t.Logf("%s: %q (want %q)", p, docState(conn, "r", p), want[p])
+			}
+		}
+	})
+	t.Logf("stats: %+v", repoStats(t, second.svc, "r"))
+	bustest.Eventually(t, within, "cue_docs repaired", repaired)
+	second.stop()
+
+	// Once repaired, a restart finds nothing to do.
+	third := start(t, conn, cfg)
+	if rec, _ := third.svc.LastReconcile(); rec.Stale != 0 || rec.Orphans != 0 {
+		t.Fatalf("a second reconcile found %+v", rec)
+	}
+}
+
+// The NATS store is lost (a new, empty server) while ingest keeps its
+// state: every file is published again into the new streams.
+func TestIngestRepublishesEverythingIntoANewStore(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"a.md": "# A\n", "docs/b.md": "# B\n"}
+	writeTree(t, dir, files)
+	stateDir := t.TempDir()
+	cfg := ingest.Config{Repos: []ingest.RepoConfig{{Name: "r", Root: dir}}, StateDir: stateDir}
+
+	old, _ := bustest.Start(t, bus.Settings{})
+	runBG(t, "indexer", indexer.New(old, indexer.Config{}, nil).Run)
+	first := start(t, old, cfg)
+	bustest.Eventually(t, within, "indexed in the first store", func() bool {
+		return docState(old, "r", "docs/b.md") != ""
+	})
+	first.stop()
+
+	fresh, _ := bustest.Start(t, bus.Settings{})
+	runBG(t, "indexer", indexer.New(fresh, indexer.Config{}, nil).Run)
+	second := start(t, fresh, cfg)
+	rec, _ := second.svc.LastReconcile()
+	if !rec.StreamReplaced || rec.Stale != len(files) {
+		t.Fatalf("reconcile against a new store: %+v", rec)
+	}
+	bustest.Eventually(t, within, "every file in the new store", func() bool {
+		for p, c := range files {
+			if docState(fresh, "r", p) != events.SHA256Hex([]byte(c)) {
+				return false
+			}
+		}
+		return true
+	})
+}
