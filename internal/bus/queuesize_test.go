@@ -146,3 +146,20 @@ func TestRecreatedIngestQueueContinuesAboveTheOldSequences(t *testing.T) {
 		t.Fatalf("a recreated stream: %q", why)
 	}
 }
+
+// Roles starting together provision together: whichever creates the
+// ingest queue first, with its own first sequence, the others take it.
+func TestRolesProvisioningAtOnceAgree(t *testing.T) {
+	ctx := context.Background()
+	conn := connectUnprovisioned(t, t.TempDir())
+	topo := bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- bus.Provision(ctx, conn.JS, topo, nil) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

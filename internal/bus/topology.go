@@ -342,11 +342,21 @@ func Provision(ctx context.Context, js jetstream.JetStream, t Topology, log *slo
 	}
 	for _, sc := range t.Streams {
 		sc.Metadata = withFormat(sc.Metadata)
-		if sc, err = withFirstSeq(ctx, js, sc); err != nil {
-			return err
-		}
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
-			return fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
+		for attempt := 1; ; attempt++ {
+			cfg, err := withFirstSeq(ctx, js, sc)
+			if err != nil {
+				return err
+			}
+			_, err = js.CreateOrUpdateStream(ctx, cfg)
+			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && attempt < 3 {
+				// Another role created it, at its own first sequence,
+				// since withFirstSeq looked: take that one.
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
+			}
+			break
 		}
 	}
 	for _, kc := range t.Buckets {

@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -112,6 +113,12 @@ type Board struct {
 	ready      chan struct{}
 	readyAt    uint64
 	readyKnown bool
+	// logID is the incarnation of the log the board holds
+	// (bus.StreamState.ID), "" before Run read it.
+	logID string
+	// LogCheck is how often a following board compares the log with the
+	// incarnation it holds; default 5 s. Set it before Run.
+	LogCheck time.Duration
 }
 
 // NewBoard returns an empty Board over js. A nil logger discards.
@@ -119,7 +126,7 @@ func NewBoard(js Stream, logger *slog.Logger) *Board {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Board{js: js, logger: logger, repos: make(map[string]*repoState), changed: make(chan struct{}), ready: make(chan struct{})}
+	return &Board{js: js, logger: logger, repos: make(map[string]*repoState), changed: make(chan struct{}), ready: make(chan struct{}), LogCheck: 5 * time.Second}
 }
 
 // Run follows the CUE_TASKS stream from its start with an ordered consumer
@@ -136,8 +143,11 @@ func (b *Board) Run(ctx context.Context) error {
 	}()
 	pause := 100 * time.Millisecond
 	for {
-		from := b.Applied()
 		err := b.readLogEnd(ctx)
+		if err == nil {
+			err = b.checkLog(ctx)
+		}
+		from := b.Applied()
 		if err == nil {
 			err = b.follow(ctx, from)
 		}
@@ -182,7 +192,52 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.readyAt, b.readyKnown = info.State.LastSeq, true
+	if b.logID == "" {
+		b.logID = logState(info).ID()
+	}
 	b.markReadyLocked()
+	return nil
+}
+
+func logState(info *jetstream.StreamInfo) bus.StreamState {
+	return bus.StreamState{Stream: info.Config.Name, Created: info.Created, FirstSeq: max(info.Config.FirstSeq, 1), LastSeq: info.State.LastSeq, Msgs: info.State.Msgs}
+}
+
+// errLogReplaced stops follow when the log is not the one the board holds.
+var errLogReplaced = errors.New("tasks: the task log was replaced")
+
+// checkLog compares the log with the incarnation the board holds and, when
+// it is another one or ends before what the board applied, drops every
+// task so that follow replays the log from its start: a board that kept
+// them would answer for tasks the log no longer has and wait for the new
+// log to pass the old one's sequence. A log it cannot read passes: follow
+// reports the outage.
+func (b *Board) checkLog(ctx context.Context) error {
+	s, err := b.js.Stream(ctx, events.TasksStream)
+	if err != nil {
+		return nil
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return nil
+	}
+	now := logState(info)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	why := now.Diverged(b.logID, b.applied)
+	b.logID = now.ID()
+	if why == "" {
+		return nil
+	}
+	held := 0
+	for _, r := range b.repos {
+		held += len(r.tasks)
+	}
+	b.logger.Warn("the task log was replaced; dropping the board's tasks and replaying the log from its start", "found", why, "tasks_dropped", held)
+	b.repos = make(map[string]*repoState)
+	b.applied = 0
+	close(b.changed)
+	b.changed = make(chan struct{})
 	return nil
 }
 
@@ -222,13 +277,55 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
+	// A log replaced under the consumer delivers nothing more: look at it
+	// now and then, and stop following when it is another one.
+	replaced := make(chan struct{})
+	watchCtx, endWatch := context.WithCancel(ctx)
+	defer endWatch()
+	go func() {
+		t := time.NewTicker(b.LogCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-watchCtx.Done():
+				return
+			case <-t.C:
+			}
+			if b.logReplaced(watchCtx) {
+				close(replaced)
+				it.Stop()
+				return
+			}
+		}
+	}()
 	for {
 		msg, err := it.Next()
 		if err != nil {
+			select {
+			case <-replaced:
+				return fmt.Errorf("tasks: follow %s: %w", events.TasksStream, errLogReplaced)
+			default:
+			}
 			return fmt.Errorf("tasks: follow %s: %w", events.TasksStream, err)
 		}
 		b.apply(msg)
 	}
+}
+
+// logReplaced reports whether the log is now another incarnation than the
+// board's, or ends before what it applied.
+func (b *Board) logReplaced(ctx context.Context) bool {
+	s, err := b.js.Stream(ctx, events.TasksStream)
+	if err != nil {
+		return false
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return logState(info).Diverged(b.logID, b.applied) != ""
 }
 
 func (b *Board) apply(msg jetstream.Msg) {
