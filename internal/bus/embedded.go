@@ -37,7 +37,8 @@ type EmbeddedConfig struct {
 
 // Embedded is a running in-process nats-server.
 type Embedded struct {
-	srv *server.Server
+	srv    *server.Server
+	damage *damageLog
 }
 
 // StartEmbedded starts a nats-server with JetStream on file storage and
@@ -67,7 +68,6 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		SyncAlways:         cfg.SyncAlways,
 		MaxPayload:         cfg.MaxPayload,
 		NoSigs:             true,
-		NoLog:              cfg.Logger == nil,
 		JetStreamMaxMemory: 64 << 20,
 	}
 	for _, remote := range cfg.LeafRemotes {
@@ -81,15 +81,19 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
 	}
-	if cfg.Logger != nil {
-		srv.SetLoggerV2(slogAdapter{cfg.Logger}, false, false, false)
+	damage := &damageLog{found: map[string]string{}}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
+	// The logger also hears what the file store says of damaged blocks.
+	srv.SetLoggerV2(slogAdapter{l: logger, damage: damage}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("bus: embedded nats-server did not start within 30s (store %s)", cfg.StoreDir)
 	}
-	return &Embedded{srv: srv}, nil
+	return &Embedded{srv: srv, damage: damage}, nil
 }
 
 // ClientURL is the URL clients connect to.
@@ -101,20 +105,27 @@ func (e *Embedded) Shutdown() {
 	e.srv.WaitForShutdown()
 }
 
-// slogAdapter routes nats-server's logger into slog.
-type slogAdapter struct{ l *slog.Logger }
+// slogAdapter routes nats-server's logger into slog, and notes damage.
+type slogAdapter struct {
+	l      *slog.Logger
+	damage *damageLog
+}
 
 func (a slogAdapter) Noticef(format string, v ...any) {
 	a.l.Debug(fmt.Sprintf(format, v...), "component", "nats-server")
 }
 func (a slogAdapter) Warnf(format string, v ...any) {
-	a.l.Warn(fmt.Sprintf(format, v...), "component", "nats-server")
+	msg := fmt.Sprintf(format, v...)
+	a.damage.note(msg)
+	a.l.Warn(msg, "component", "nats-server")
 }
 func (a slogAdapter) Fatalf(format string, v ...any) {
 	a.l.Error(fmt.Sprintf(format, v...), "component", "nats-server")
 }
 func (a slogAdapter) Errorf(format string, v ...any) {
-	a.l.Error(fmt.Sprintf(format, v...), "component", "nats-server")
+	msg := fmt.Sprintf(format, v...)
+	a.damage.note(msg)
+	a.l.Error(msg, "component", "nats-server")
 }
 func (a slogAdapter) Debugf(format string, v ...any) {}
 func (a slogAdapter) Tracef(format string, v ...any) {}

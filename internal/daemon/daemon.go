@@ -166,6 +166,18 @@ func Run(ctx context.Context, o Options) (err error) {
 		log.Debug("queues sized", "queue_max_mib", settings.IngestMaxBytes>>20, "free_mib", free>>20)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	if srv != nil {
+		// Streams whose blocks the server could not read back are deleted
+		// when the files can give their data again; Provision then
+		// creates them empty, and their readers rebuild.
+		if damaged := srv.DamagedStreams(); len(damaged) > 0 {
+			starting.say("rebuilding damaged JetStream streams")
+			if _, err := bus.RepairDamaged(pctx, conn.JS, damaged, log); err != nil {
+				cancel()
+				return err
+			}
+		}
+	}
 	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings), log)
 	if err != nil && srv != nil && bus.IsInsufficientStorage(err) {
 		// Queues created larger than the disk now allows block each other's

@@ -206,10 +206,21 @@ func TestCardWriteBackFollowsARecreatedTaskLog(t *testing.T) {
 	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("r"), "new123-created", ev); err != nil {
 		t.Fatal(err)
 	}
-	start(t, conn, cfg)
+	restarted := start(t, conn, cfg)
+	if rec, _ := restarted.svc.LastReconcile(); !rec.TaskLogReplaced || rec.Stale != 1 {
+		t.Fatalf("reconcile: %+v; want the task log found replaced and the one card published again", rec)
+	}
 	bustest.Eventually(t, within, "the new log's task written back", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", "new123.md"))
 		return err == nil && strings.Contains(string(b), "Written into the new log")
+	})
+	// The card written before the log was lost is in the new log again.
+	board := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "new board", board.Run)
+	bustest.Eventually(t, within, "the card's task in the new log", func() bool {
+		_, old := board.Task("r", "abc123")
+		_, made := board.Task("r", "new123")
+		return old && made
 	})
 }
 

@@ -137,11 +137,11 @@ func (s *Service) Run(ctx context.Context) (err error) {
 	} else {
 		s.reconciled.Store(&rec)
 		level := slog.LevelInfo
-		if rec.Stale > 0 || rec.Orphans > 0 || rec.StreamReplaced {
+		if rec.Stale > 0 || rec.Orphans > 0 || rec.StreamReplaced || rec.TaskLogReplaced {
 			level = slog.LevelWarn
 		}
 		s.logger.Log(ctx, level, "ingest: compared the state with cue_docs", "files", rec.Files, "docs", rec.Docs,
-			"republish", rec.Stale, "unrecorded_docs", rec.Orphans, "ingest_stream_replaced", rec.StreamReplaced, "took", rec.Took.Round(time.Millisecond))
+			"republish", rec.Stale, "unrecorded_docs", rec.Orphans, "ingest_stream_replaced", rec.StreamReplaced, "task_log_replaced", rec.TaskLogReplaced, "took", rec.Took.Round(time.Millisecond))
 	}
 
 	// Publishers: one queue each, a path always hashed to the same one, so

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/pkg/core/card"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -24,8 +25,10 @@ type Reconciled struct {
 	// the scan deletes them unless their file exists.
 	Stale, Orphans int
 	// StreamReplaced is true when CUE_INGEST is another incarnation than
-	// the one the state's publishes went to.
-	StreamReplaced bool
+	// the one the state's publishes went to; TaskLogReplaced when
+	// CUE_TASKS is another than the one card write-back followed: every
+	// card is then published again (and counted in Stale).
+	StreamReplaced, TaskLogReplaced bool
 	Took           time.Duration
 }
 
@@ -62,6 +65,18 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 			return err == nil
 		}
 	}
+	// Cards are the task log's files: a log that is another incarnation
+	// than the one write-back followed lacks the tasks they hold, and
+	// gets them when the cards are published again.
+	cardsAgain := false
+	if log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream); err == nil {
+		recordedLog, err := s.state.meta(metaTasksStream)
+		if err != nil {
+			return rec, err
+		}
+		cardsAgain = recordedLog != "" && recordedLog != log.ID()
+		rec.TaskLogReplaced = cardsAgain
+	}
 	names := make([]string, len(s.repos))
 	for i, r := range s.repos {
 		names[i] = r.name
@@ -79,7 +94,8 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 			key := events.DocKey(r.name, path)
 			seen[key] = true
 			doc, ok := docs[key]
-			if st.Stale || (ok && st.agrees(doc)) || (st.Seq > 0 && queued(st.Seq)) {
+			isCard := cardsAgain && strings.HasPrefix(path, card.Dir+"/")
+			if st.Stale || (!isCard && ok && st.agrees(doc)) || (st.Seq > 0 && queued(st.Seq)) {
 				return nil
 			}
 			stale = append(stale, path)

@@ -119,6 +119,9 @@ type Board struct {
 	// LogCheck is how often a following board compares the log with the
 	// incarnation it holds; default 5 s. Set it before Run.
 	LogCheck time.Duration
+	// recheck asks the follower to compare the log now (Sync found it
+	// replaced).
+	recheck chan struct{}
 }
 
 // NewBoard returns an empty Board over js. A nil logger discards.
@@ -126,7 +129,7 @@ func NewBoard(js Stream, logger *slog.Logger) *Board {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Board{js: js, logger: logger, repos: make(map[string]*repoState), changed: make(chan struct{}), ready: make(chan struct{}), LogCheck: 5 * time.Second}
+	return &Board{js: js, logger: logger, repos: make(map[string]*repoState), changed: make(chan struct{}), ready: make(chan struct{}), LogCheck: 5 * time.Second, recheck: make(chan struct{}, 1)}
 }
 
 // Run follows the CUE_TASKS stream from its start with an ordered consumer
@@ -290,6 +293,7 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 			case <-watchCtx.Done():
 				return
 			case <-t.C:
+			case <-b.recheck:
 			}
 			if b.logReplaced(watchCtx) {
 				close(replaced)
@@ -419,7 +423,43 @@ func (b *Board) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
 	}
+	now := logState(info)
+	b.mu.RLock()
+	replaced := b.logID != "" && now.Diverged(b.logID, b.applied) != ""
+	b.mu.RUnlock()
+	if replaced {
+		// Waiting for this log to pass the old one's sequence would
+		// return at once, on the old log's tasks: have the follower
+		// replay the new one, and wait for that.
+		select {
+		case b.recheck <- struct{}{}:
+		default:
+		}
+		if err := b.waitLog(ctx, now.ID()); err != nil {
+			return err
+		}
+	}
 	return b.WaitSeq(ctx, info.State.LastSeq)
+}
+
+// waitLog blocks until the board holds the log incarnation id.
+func (b *Board) waitLog(ctx context.Context, id string) error {
+	for {
+		b.mu.RLock()
+		have, ch, done := b.logID, b.changed, b.done
+		b.mu.RUnlock()
+		switch {
+		case have == id:
+			return nil
+		case done:
+			return ErrClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("tasks: waiting for the board to replay the new task log: %w", ctx.Err())
+		}
+	}
 }
 
 // Repos returns the repos that have a task log, sorted.

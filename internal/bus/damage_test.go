@@ -1,0 +1,110 @@
+package bus_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// A message block garbled on disk: the server recovers what it can read
+// and says so in its log; the embedded server notes the stream as
+// damaged, and RepairDamaged deletes it when the files can give its data
+// again, so that Provision creates it empty.
+func TestDamagedBlockIsNotedAndItsDerivedStreamRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	topo := bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20})
+
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := bytes.Repeat([]byte("a document's record "), 200)
+	for i := range 200 {
+		if _, err := docs.Put(ctx, fmt.Sprintf("r.k%03d", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(srv.DamagedStreams()) != 0 {
+		t.Fatalf("damage reported on a healthy store: %v", srv.DamagedStreams())
+	}
+	conn.Close()
+	srv.Shutdown()
+
+	blk := filepath.Join(dir, "jetstream", "$G", "streams", "KV_"+events.DocsBucket, "msgs", "1.blk")
+	f, err := os.OpenFile(blk, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xA5}, 4096), fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	srv, err = bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	conn, err = bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	damaged := srv.DamagedStreams()
+	if _, ok := damaged["KV_"+events.DocsBucket]; !ok || len(damaged) != 1 {
+		t.Fatalf("damaged streams: %v; want only KV_%s", damaged, events.DocsBucket)
+	}
+	before, err := bus.ReadStream(ctx, conn.JS, "KV_"+events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports, err := bus.RepairDamaged(ctx, conn.JS, damaged, nil)
+	if err != nil || len(reports) != 1 || !reports[0].Deleted {
+		t.Fatalf("repair: %+v, %v", reports, err)
+	}
+	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
+		t.Fatal(err)
+	}
+	after, err := bus.ReadStream(ctx, conn.JS, "KV_"+events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Msgs != 0 || after.ID() == before.ID() {
+		t.Fatalf("the rebuilt bucket: %+v (was %+v)", after, before)
+	}
+}
+
+// A stream holding the only copy of its data is kept, and said to be.
+func TestDamagedStreamOfOnlyCopyIsKept(t *testing.T) {
+	conn := connectUnprovisioned(t, t.TempDir())
+	ctx := context.Background()
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
+		t.Fatal(err)
+	}
+	reports, err := bus.RepairDamaged(ctx, conn.JS, map[string]string{"KV_" + events.MemoriesBucket: "indexCacheBuf corrupt record state"}, nil)
+	if err != nil || len(reports) != 1 || reports[0].Deleted {
+		t.Fatalf("repair: %+v, %v", reports, err)
+	}
+	if _, err := bus.ReadStream(ctx, conn.JS, "KV_"+events.MemoriesBucket); err != nil {
+		t.Fatalf("the memories were deleted: %v", err)
+	}
+}
