@@ -29,7 +29,7 @@ type Reconciled struct {
 	// CUE_TASKS is another than the one card write-back followed: every
 	// card is then published again (and counted in Stale).
 	StreamReplaced, TaskLogReplaced bool
-	Took           time.Duration
+	Took                            time.Duration
 }
 
 // reconcile brings ingest's state, its record of what cue_docs holds, in
