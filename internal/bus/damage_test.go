@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -47,6 +48,9 @@ func TestDamagedBlockIsNotedAndItsDerivedStreamRebuilt(t *testing.T) {
 	}
 	conn.Close()
 	srv.Shutdown()
+	if found, err := bus.CheckStoreFiles(dir); err != nil || len(found) != 0 {
+		t.Fatalf("the check of a healthy store found %v, %v", found, err)
+	}
 
 	blk := filepath.Join(dir, "jetstream", "$G", "streams", "KV_"+events.DocsBucket, "msgs", "1.blk")
 	f, err := os.OpenFile(blk, os.O_WRONLY, 0)
@@ -58,6 +62,11 @@ func TestDamagedBlockIsNotedAndItsDerivedStreamRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	found, err := bus.CheckStoreFiles(dir)
+	if _, ok := found["KV_"+events.DocsBucket]; err != nil || !ok || len(found) != 1 {
+		t.Fatalf("the check of the garbled store found %v, %v", found, err)
+	}
+	t.Logf("found: %v", found)
 
 	srv, err = bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
 	if err != nil {
@@ -106,5 +115,56 @@ func TestDamagedStreamOfOnlyCopyIsKept(t *testing.T) {
 	}
 	if _, err := bus.ReadStream(ctx, conn.JS, "KV_"+events.MemoriesBucket); err != nil {
 		t.Fatalf("the memories were deleted: %v", err)
+	}
+}
+
+// A block cut short at its end is what a crash mid-write leaves: the
+// server drops the partial record, and the check does not call it damage.
+func TestStoreCheckAcceptsATornTail(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	for i := range 20 {
+		if _, err := docs.Put(ctx, fmt.Sprintf("r.k%03d", i), bytes.Repeat([]byte("x"), 500)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	srv.Shutdown()
+	blk := filepath.Join(dir, "jetstream", "$G", "streams", "KV_"+events.DocsBucket, "msgs", "1.blk")
+	fi, err := os.Stat(blk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(blk, fi.Size()-100); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := bus.CheckStoreFiles(dir); err != nil || len(found) != 0 {
+		t.Fatalf("a torn tail was called damage: %v, %v", found, err)
+	}
+	// One flipped bit inside the first record's payload is damage.
+	f, err := os.OpenFile(blk, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	f.ReadAt(b, 200)
+	b[0] ^= 1
+	f.WriteAt(b, 200)
+	f.Close()
+	found, err := bus.CheckStoreFiles(dir)
+	if why := found["KV_"+events.DocsBucket]; err != nil || !strings.Contains(why, "checksum mismatch") {
+		t.Fatalf("a flipped bit: %v, %v", found, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -120,11 +121,19 @@ func Run(ctx context.Context, o Options) (err error) {
 	// NATS: the embedded server unless the config names a cluster.
 	natsURL := cfg.NATS.URL
 	var srv *bus.Embedded
+	var storeDamage map[string]string
 	if natsURL == "" {
 		host, port, err := splitListen(cfg.NATS.Listen)
 		if err != nil {
 			return fmt.Errorf("config [nats] listen: %w", err)
 		}
+		// The server trusts a block its index vouches for: check every
+		// record's checksum before it opens them.
+		checkStart := time.Now()
+		if storeDamage, err = bus.CheckStoreFiles(ws.NATSStoreDir()); err != nil {
+			return err
+		}
+		log.Debug("checked the JetStream store", "took", time.Since(checkStart), "damaged", len(storeDamage))
 		srv, err = bus.StartEmbedded(bus.EmbeddedConfig{
 			StoreDir: ws.NATSStoreDir(), Host: host, Port: port,
 			SyncAlways: *cfg.NATS.SyncAlways, ServerName: "cue-" + cfg.Workspace.Name,
@@ -170,7 +179,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		// Streams whose blocks the server could not read back are deleted
 		// when the files can give their data again; Provision then
 		// creates them empty, and their readers rebuild.
-		if damaged := srv.DamagedStreams(); len(damaged) > 0 {
+		damaged := srv.DamagedStreams()
+		maps.Copy(damaged, storeDamage)
+		if len(damaged) > 0 {
 			starting.say("rebuilding damaged JetStream streams")
 			if _, err := bus.RepairDamaged(pctx, conn.JS, damaged, log); err != nil {
 				cancel()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -140,6 +141,9 @@ func (st fileState) agrees(doc events.DocSummary) bool {
 	return doc.Skip == "" && doc.SHA256 == st.SHA256
 }
 
+// stallAfter is how long readDocSummaries waits for the next entry.
+const stallAfter = 10 * time.Second
+
 // readDocSummaries reads the summary of the last entry of every key of
 // repos in cue_docs, keyed by DocKey; deleted and purged keys are left
 // out. Entries written before they carried summaries are read whole.
@@ -173,14 +177,25 @@ func readDocSummaries(ctx context.Context, js jetstream.JetStream, repos []strin
 		stop := context.AfterFunc(ctx, it.Stop)
 		defer stop()
 		defer it.Stop()
+		// A server that cannot read a damaged block stalls the consumer
+		// rather than failing it: give up when nothing comes.
+		var stalled atomic.Bool
+		watchdog := time.AfterFunc(stallAfter, func() { stalled.Store(true); it.Stop() })
+		defer watchdog.Stop()
+		read := 0
 		for {
 			msg, err := it.Next()
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
+				if stalled.Load() {
+					return nil, fmt.Errorf("ingest: %s stopped delivering after %d of %d entries for %s: its files may be damaged (stop CueDeck and start it again: the start checks them)", events.DocsBucket, read, info.NumPending, stallAfter)
+				}
 				return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
 			}
+			watchdog.Reset(stallAfter)
+			read++
 			key := strings.TrimPrefix(msg.Subject(), prefix)
 			h := msg.Headers()
 			switch op := h.Get("KV-Operation"); {
