@@ -58,6 +58,24 @@ func (s StreamState) Diverged(id string, pos uint64) string {
 	return ""
 }
 
+// LastMessage is the sequence of the last message of stream s on filter,
+// info its state: its last sequence, unless the messages before that were
+// lost (a block cut short on disk), when a reader waiting to reach it
+// would wait forever. 0 when the stream holds no message.
+func LastMessage(ctx context.Context, s jetstream.Stream, info *jetstream.StreamInfo, filter string) uint64 {
+	if info.State.Msgs == 0 {
+		return 0
+	}
+	msg, err := s.GetLastMsgForSubject(ctx, filter)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return 0
+	case err != nil:
+		return info.State.LastSeq
+	}
+	return msg.Sequence
+}
+
 // monotonicStreams are the streams whose sequences outlive them: the
 // indexer orders a file's events by their CUE_INGEST sequence against the
 // one its stored record came from, so a stream created again must not

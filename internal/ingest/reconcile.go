@@ -87,6 +87,10 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 		return rec, err
 	}
 	rec.Docs = len(docs)
+	tasks, err := taskPaths(ctx, s.conn.JS, names)
+	if err != nil {
+		return rec, err
+	}
 	for _, r := range s.repos {
 		var stale []string
 		seen := map[string]bool{}
@@ -95,8 +99,11 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 			key := events.DocKey(r.name, path)
 			seen[key] = true
 			doc, ok := docs[key]
-			isCard := cardsAgain && strings.HasPrefix(path, card.Dir+"/")
-			if st.Stale || (!isCard && ok && st.agrees(doc)) || (st.Seq > 0 && queued(st.Seq)) {
+			// A card whose task the log lacks (lost with a damaged log)
+			// is published again, and the indexer reads its task again.
+			isCard := strings.HasPrefix(path, card.Dir+"/") && strings.HasSuffix(path, ".md") && st.Skip == ""
+			cardAgain := isCard && (cardsAgain || !tasks[r.name][path])
+			if st.Stale || (!cardAgain && ok && st.agrees(doc)) || (st.Seq > 0 && queued(st.Seq)) {
 				return nil
 			}
 			stale = append(stale, path)
@@ -141,7 +148,86 @@ func (st fileState) agrees(doc events.DocSummary) bool {
 	return doc.Skip == "" && doc.SHA256 == st.SHA256
 }
 
-// stallAfter is how long readDocSummaries waits for the next entry.
+// readThrough reads what an ordered consumer of stream with cfg delivers
+// until it has caught up, calling fn with each message.
+func readThrough(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.OrderedConsumerConfig, fn func(jetstream.Msg)) error {
+	cons, err := js.OrderedConsumer(ctx, stream, cfg)
+	if err != nil {
+		return fmt.Errorf("ingest: read %s: %w", stream, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("ingest: read %s: %w", stream, err)
+	}
+	if info.NumPending == 0 {
+		return nil
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("ingest: read %s: %w", stream, err)
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	// A server that cannot read a damaged block stalls the consumer
+	// rather than failing it: give up when nothing comes.
+	var stalled atomic.Bool
+	watchdog := time.AfterFunc(stallAfter, func() { stalled.Store(true); it.Stop() })
+	defer watchdog.Stop()
+	read := 0
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if stalled.Load() {
+				return fmt.Errorf("ingest: %s stopped delivering after %d of %d messages for %s: its files may be damaged (stop CueDeck and start it again: the start checks them)", stream, read, info.NumPending, stallAfter)
+			}
+			return fmt.Errorf("ingest: read %s: %w", stream, err)
+		}
+		watchdog.Reset(stallAfter)
+		read++
+		fn(msg)
+		meta, err := msg.Metadata()
+		if err != nil || meta.NumPending == 0 {
+			return nil
+		}
+	}
+}
+
+// taskPaths replays the task log of repos and returns, per repo, the card
+// paths of the tasks it holds.
+func taskPaths(ctx context.Context, js jetstream.JetStream, repos []string) (map[string]map[string]bool, error) {
+	byID := map[string]map[string]string{}
+	subjects := make([]string, len(repos))
+	for i, r := range repos {
+		subjects[i] = events.TaskSubject(r)
+		byID[r] = map[string]string{}
+	}
+	err := readThrough(ctx, js, events.TasksStream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects}, func(msg jetstream.Msg) {
+		ev, err := events.Decode(msg.Data())
+		te, ok := ev.(events.TaskEvent)
+		if err != nil || !ok || byID[te.Repo] == nil {
+			return
+		}
+		if te.Op == events.TaskDeleted {
+			delete(byID[te.Repo], te.Task.ID)
+			return
+		}
+		byID[te.Repo][te.Task.ID] = cardPath(te.Task)
+	})
+	out := map[string]map[string]bool{}
+	for r, ids := range byID {
+		out[r] = map[string]bool{}
+		for _, p := range ids {
+			out[r][p] = true
+		}
+	}
+	return out, err
+}
+
+// stallAfter is how long readThrough waits for the next message.
 const stallAfter = 10 * time.Second
 
 // readDocSummaries reads the summary of the last entry of every key of
@@ -158,61 +244,25 @@ func readDocSummaries(ctx context.Context, js jetstream.JetStream, repos []strin
 	for i, r := range repos {
 		subjects[i] = events.DocsSubject(events.DocKeyPrefix(r))
 	}
-	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+	var unsummarised []string
+	err := readThrough(ctx, js, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, HeadersOnly: true,
+	}, func(msg jetstream.Msg) {
+		key := strings.TrimPrefix(msg.Subject(), prefix)
+		h := msg.Headers()
+		switch op := h.Get("KV-Operation"); {
+		case op == "DEL" || op == "PURGE":
+			delete(out, key)
+		default:
+			if sum, ok := events.ParseDocSummary(h.Get); ok {
+				out[key] = sum
+			} else {
+				unsummarised = append(unsummarised, key)
+			}
+		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
-	}
-	var unsummarised []string
-	if info.NumPending > 0 {
-		it, err := cons.Messages()
-		if err != nil {
-			return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
-		}
-		stop := context.AfterFunc(ctx, it.Stop)
-		defer stop()
-		defer it.Stop()
-		// A server that cannot read a damaged block stalls the consumer
-		// rather than failing it: give up when nothing comes.
-		var stalled atomic.Bool
-		watchdog := time.AfterFunc(stallAfter, func() { stalled.Store(true); it.Stop() })
-		defer watchdog.Stop()
-		read := 0
-		for {
-			msg, err := it.Next()
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				if stalled.Load() {
-					return nil, fmt.Errorf("ingest: %s stopped delivering after %d of %d entries for %s: its files may be damaged (stop CueDeck and start it again: the start checks them)", events.DocsBucket, read, info.NumPending, stallAfter)
-				}
-				return nil, fmt.Errorf("ingest: read %s: %w", events.DocsBucket, err)
-			}
-			watchdog.Reset(stallAfter)
-			read++
-			key := strings.TrimPrefix(msg.Subject(), prefix)
-			h := msg.Headers()
-			switch op := h.Get("KV-Operation"); {
-			case op == "DEL" || op == "PURGE":
-				delete(out, key)
-			default:
-				if sum, ok := events.ParseDocSummary(h.Get); ok {
-					out[key] = sum
-				} else {
-					unsummarised = append(unsummarised, key)
-				}
-			}
-			meta, err := msg.Metadata()
-			if err != nil || meta.NumPending == 0 {
-				break
-			}
-		}
+		return nil, err
 	}
 	if len(unsummarised) == 0 {
 		return out, nil

@@ -192,9 +192,10 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
 	}
+	end := lastMessage(ctx, s, info)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.readyAt, b.readyKnown = info.State.LastSeq, true
+	b.readyAt, b.readyKnown = end, true
 	if b.logID == "" {
 		b.logID = logState(info).ID()
 	}
@@ -439,7 +440,12 @@ func (b *Board) Sync(ctx context.Context) error {
 			return err
 		}
 	}
-	return b.WaitSeq(ctx, info.State.LastSeq)
+	return b.WaitSeq(ctx, lastMessage(ctx, s, info))
+}
+
+// lastMessage is the sequence of the log's last message (bus.LastMessage).
+func lastMessage(ctx context.Context, s jetstream.Stream, info *jetstream.StreamInfo) uint64 {
+	return bus.LastMessage(ctx, s, info, events.SubjectTaskPrefix+">")
 }
 
 // waitLog blocks until the board holds the log incarnation id.

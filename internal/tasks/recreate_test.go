@@ -1,6 +1,9 @@
 package tasks_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -40,4 +43,69 @@ func TestBoardFollowsARecreatedLog(t *testing.T) {
 		_, ok := got["dddddd"]
 		return ok && len(got) == 1
 	})
+}
+
+// The log's block was cut short on disk: the server keeps the stream's
+// last sequence but holds fewer messages. The board is ready once it has
+// what the log holds, rather than waiting forever for the lost tail.
+func TestBoardIsReadyOnALogThatLostItsTail(t *testing.T) {
+	dir := t.TempDir()
+	ctx := ctxT(t)
+	topo := bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20})
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		id := fmt.Sprintf("task%02d", i)
+		ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task(id), Source: "mcp"}
+		if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("app"), id, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	srv.Shutdown()
+	blk := filepath.Join(dir, "jetstream", "$G", "streams", events.TasksStream, "msgs", "1.blk")
+	fi, err := os.Stat(blk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(blk, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+
+	srv, err = bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	conn, err = bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	b := tasks.NewBoard(conn.JS, nil)
+	bustest.Run(t, "board", b.Run)
+	select {
+	case <-b.Ready():
+	case <-ctx.Done():
+		t.Fatalf("the board never became ready (applied %d)", b.Applied())
+	}
+	if n := len(b.Tasks("app")); n == 0 || n >= 20 {
+		t.Fatalf("the board holds %d tasks; want those the cut log still holds", n)
+	}
+	if err := b.Sync(ctx); err != nil {
+		t.Fatalf("sync on a log that lost its tail: %v", err)
+	}
+	ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("after1"), Source: "mcp"}
+	if _, err := b.Append(ctx, ev, nil); err != nil {
+		t.Fatalf("a write after the loss: %v", err)
+	}
 }

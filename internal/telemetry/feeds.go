@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -20,7 +21,13 @@ func StreamHead(js jetstream.StreamManager, stream string) func(ctx context.Cont
 		if err != nil {
 			return 0, fmt.Errorf("read the head of stream %s: %w", stream, err)
 		}
-		return s.CachedInfo().State.LastSeq, nil
+		info := s.CachedInfo()
+		if info.State.Msgs == 0 || info.State.NumDeleted == 0 {
+			return info.State.LastSeq, nil
+		}
+		// Deleted messages may be a lost tail: the head is the last one
+		// still held, or the lag never closes.
+		return bus.LastMessage(ctx, s, info, ">"), nil
 	}
 }
 
