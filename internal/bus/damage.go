@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,17 +24,48 @@ import (
 type damageLog struct {
 	mu    sync.Mutex
 	found map[string]string // stream → the first report
+	// failed are the streams a write failed on (full disk, I/O error).
+	failed map[string]string
+}
+
+// The server's reports of a failed write: "JetStream failed to store a
+// msg on stream '$G > NAME': ..." and "JetStream stream '$G > NAME'
+// critical write error: ...".
+var writeFailure = regexp.MustCompile(`^JetStream (?:failed to store a msg on )?stream '[^>]*> ([^']+)'`)
+
+func (d *damageLog) writeErrors() map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.failed)
+}
+
+func (d *damageLog) clearWriteErrors() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.failed = nil
 }
 
 // blockDamage are the file store's reports of a message block it could
-// not read as written. Reports of an outdated or missing index are not
-// among them: the server rebuilds the index from the blocks.
+// not read as written. Reports of an outdated or missing index, or of a
+// block the index names and a crash removed, are not among them: the
+// server rebuilds its state from the blocks, and readers notice a stream
+// that ends before where they were (bus.StreamState.Diverged).
 var blockDamage = []string{
-	"corrupt", "loadBlock error", "Error loading msg", "checkMsgs", "could not locate msg block",
-	"Partial cache", "detected no cache", "internal inconsistency",
+	"corrupt", "loadBlock error", "Error loading msg", "checkMsgs", "Partial cache", "detected no cache",
 }
 
 func (d *damageLog) note(msg string) {
+	if m := writeFailure.FindStringSubmatch(msg); m != nil && (strings.Contains(msg, "failed to store") || strings.Contains(msg, "write error")) {
+		d.mu.Lock()
+		if d.failed == nil {
+			d.failed = map[string]string{}
+		}
+		if _, seen := d.failed[m[1]]; !seen {
+			d.failed[m[1]] = msg
+		}
+		d.mu.Unlock()
+		return
+	}
 	rest, ok := strings.CutPrefix(msg, "Filestore [")
 	if !ok {
 		return

@@ -3,11 +3,13 @@ package bus_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -166,5 +168,35 @@ func TestStoreCheckAcceptsATornTail(t *testing.T) {
 	found, err := bus.CheckStoreFiles(dir)
 	if why := found["KV_"+events.DocsBucket]; err != nil || !strings.Contains(why, "checksum mismatch") {
 		t.Fatalf("a flipped bit: %v, %v", found, err)
+	}
+}
+
+// While the write gate is closed a publish waits, without reaching the
+// server; it goes through once the gate opens.
+func TestPublishWaitsAtTheWriteGate(t *testing.T) {
+	conn := connectUnprovisioned(t, t.TempDir())
+	ctx := context.Background()
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
+		t.Fatal(err)
+	}
+	bus.Writes.Close("test: the disk is full")
+	t.Cleanup(bus.Writes.Open)
+	ev := events.FileDeleted{Repo: "r", Path: "a.md"}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := bus.PublishEvent(short, conn.JS, events.FileSubject("r"), "held", ev); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a publish at the closed gate: %v", err)
+	}
+	if st, _ := bus.ReadStream(ctx, conn.JS, events.IngestStream); st.Msgs != 0 {
+		t.Fatalf("the held publish reached the stream: %+v", st)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), "released", ev)
+		done <- err
+	}()
+	bus.Writes.Open()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -37,7 +39,10 @@ type EmbeddedConfig struct {
 
 // Embedded is a running in-process nats-server.
 type Embedded struct {
+	mu     sync.Mutex
 	srv    *server.Server
+	opts   *server.Options
+	logger *slog.Logger
 	damage *damageLog
 }
 
@@ -77,30 +82,87 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		}
 		opts.LeafNode.Remotes = append(opts.LeafNode.Remotes, &server.RemoteLeafOpts{URLs: []*urlType{u}})
 	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
-	}
-	damage := &damageLog{found: map[string]string{}}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	e := &Embedded{opts: opts, logger: logger, damage: &damageLog{found: map[string]string{}}}
+	srv, err := e.start()
+	if err != nil {
+		return nil, err
+	}
+	e.srv = srv
+	// A restart listens where clients already connect.
+	if addr, ok := srv.Addr().(*net.TCPAddr); ok {
+		e.opts.Port = addr.Port
+	}
+	return e, nil
+}
+
+func (e *Embedded) start() (*server.Server, error) {
+	srv, err := server.NewServer(e.opts.Clone())
+	if err != nil {
+		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
+	}
 	// The logger also hears what the file store says of damaged blocks.
-	srv.SetLoggerV2(slogAdapter{l: logger, damage: damage}, false, false, false)
+	srv.SetLoggerV2(slogAdapter{l: e.logger, damage: e.damage}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("bus: embedded nats-server did not start within 30s (store %s)", cfg.StoreDir)
+		return nil, fmt.Errorf("bus: embedded nats-server did not start within 30s (store %s)", e.opts.StoreDir)
 	}
-	return &Embedded{srv: srv, damage: damage}, nil
+	return srv, nil
+}
+
+// ErrStuck is Restart's error when the server did not stop in time.
+var ErrStuck = errors.New("bus: the embedded nats-server did not stop")
+
+// Restart stops the server and starts it again on the same port and
+// store: what clears a stream's write error once the disk has room again
+// (the server keeps it until then). Clients reconnect by themselves. A
+// server that does not stop within timeout is left as it is (ErrStuck).
+func (e *Embedded) Restart(timeout time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	stopped := make(chan struct{})
+	go func() {
+		e.srv.Shutdown()
+		e.srv.WaitForShutdown()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(timeout):
+		return ErrStuck
+	}
+	srv, err := e.start()
+	if err != nil {
+		return err
+	}
+	e.srv = srv
+	e.damage.clearWriteErrors()
+	return nil
+}
+
+// WriteErrors are the streams a write failed on since the server last
+// started, with the server's report: it accepts nothing more into them
+// until it restarts. They are read from the server's log, not asked of
+// it: a server whose disk filled may not answer.
+func (e *Embedded) WriteErrors() map[string]string {
+	return e.damage.writeErrors()
 }
 
 // ClientURL is the URL clients connect to.
-func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+func (e *Embedded) ClientURL() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.srv.ClientURL()
+}
 
 // Shutdown stops the server and waits for it to flush and exit.
 func (e *Embedded) Shutdown() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }

@@ -33,6 +33,10 @@ func PublishEvent(ctx context.Context, p Publisher, subject, msgID string, ev ev
 	if err != nil {
 		return nil, Permanent(err)
 	}
+	// A nearly full disk holds the publish back rather than failing it.
+	if err := Writes.Wait(ctx); err != nil {
+		return nil, err
+	}
 	msg := nats.NewMsg(subject)
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)

@@ -174,6 +174,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; inflight.Done() }()
+			if err := waitWritable(handlerCtx, msg); err != nil {
+				return // stopping: left unacked, redelivered
+			}
 			w.handle(handlerCtx, msg)
 		}()
 	},
@@ -200,6 +203,25 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.putBack = nil
 	w.putBackMu.Unlock()
+	return nil
+}
+
+// waitWritable holds msg while Writes is closed (the disk is nearly
+// full): handling it would write. It tells the server the message is in
+// progress meanwhile, so that waiting neither redelivers it nor counts
+// toward MaxDeliver.
+func waitWritable(ctx context.Context, msg jetstream.Msg) error {
+	for Writes.Reason() != "" {
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := Writes.Wait(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			_ = msg.InProgress()
+		}
+	}
 	return nil
 }
 

@@ -336,7 +336,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	// it so that their refusals are counted too. The edge itself keeps
 	// each identity to its repos.
 	metrics := telemetry.NewMetrics()
-	caller := metrics.Instrument(access.RateLimit(foreground(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name, log.With("role", "mcp")), gate), limiter, log.With("role", "mcp")))
+	var inner tools.Caller = access.RateLimit(foreground(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name, log.With("role", "mcp")), gate), limiter, log.With("role", "mcp"))
+	var guard *diskGuard
+	if srv != nil {
+		// A full disk refuses writes at once, rather than after a
+		// timeout; space coming back clears the server's write errors.
+		guard = newDiskGuard(ws.NATSStoreDir(), srv, log.With("role", "disk"))
+		inner = guard.wrap(inner)
+	}
+	caller := metrics.Instrument(inner)
 	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)
@@ -368,6 +376,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
 	g.Start("lag-monitor", mon.Run)
+	if guard != nil {
+		g.Start("disk-guard", guard.Run)
+	}
 	g.Start("memory-trim", func(ctx context.Context) error {
 		gate.AfterBursts(ctx, 2*time.Second, 200, returnMemory)
 		return nil

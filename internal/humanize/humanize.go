@@ -4,6 +4,7 @@
 package humanize
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -73,4 +74,24 @@ func pad2(n int64) string {
 		return "0" + strconv.FormatInt(n, 10)
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// Bytes is n in B, KiB, MiB or GiB, to one decimal above 10 only when it
+// matters: "0 B", "396 KiB", "64 MiB", "1.5 GiB".
+func Bytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB", "TiB"} {
+		if v < unit {
+			break
+		}
+		v, suffix = v/unit, s
+	}
+	if v < 10 && v != float64(int64(v)) {
+		return fmt.Sprintf("%.1f %s", v, suffix)
+	}
+	return fmt.Sprintf("%d %s", int64(v), suffix)
 }

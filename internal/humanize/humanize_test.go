@@ -42,3 +42,11 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0 B", 1023: "1023 B", 396 << 10: "396 KiB", 64 << 20: "64 MiB", 3 << 29: "1.5 GiB", 5 << 40: "5 TiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -172,6 +172,9 @@ func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next 
 // putBlob stores content in the blobs object store under sha, unless an
 // object of that name is already there.
 func (r *repo) putBlob(ctx context.Context, sha string, content []byte) error {
+	if err := bus.Writes.Wait(ctx); err != nil {
+		return err
+	}
 	_, err := r.s.blobs.GetInfo(ctx, sha)
 	if err == nil {
 		return nil

@@ -1,0 +1,71 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// A nearly full disk: the tools that write answer at once with the disk,
+// its free space and what to do; reads go on; the process's writes to
+// JetStream wait at bus.Writes. Space coming back lets all of it through.
+func TestDiskGuardRefusesWritesWhileTheDiskIsFull(t *testing.T) {
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	var free atomic.Uint64
+	free.Store(10 << 30)
+	g := newDiskGuard("/ws/.cuedeck/.cache/nats", srv, slog.New(slog.DiscardHandler))
+	g.freeBytes = func(string) (uint64, error) { return free.Load(), nil }
+	t.Cleanup(bus.Writes.Open)
+	var calls atomic.Int32
+	caller := g.wrap(tools.CallerFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		calls.Add(1)
+		return json.RawMessage(`{}`), nil
+	}))
+	ctx := context.Background()
+
+	g.check()
+	if _, err := caller.Call(ctx, tools.CreateTask, nil); err != nil {
+		t.Fatalf("a write with room: %v", err)
+	}
+
+	free.Store(3 << 20)
+	g.check()
+	_, err = caller.Call(ctx, tools.CreateTask, nil)
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Data["reason"] != "disk_full" || te.Data["retryable"] != true ||
+		!strings.Contains(te.Message, "/ws/.cuedeck/.cache/nats has 3 MiB free") {
+		t.Fatalf("a write on a full disk: %v", err)
+	}
+	if _, err := caller.Call(ctx, tools.ReadDoc, nil); err != nil {
+		t.Fatalf("a read on a full disk: %v", err)
+	}
+	if calls.Load() != 2 {
+		t.Fatalf("%d calls reached the edge; want the first write and the read", calls.Load())
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := bus.Writes.Wait(waitCtx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("JetStream writes were not held back: %v", err)
+	}
+
+	free.Store(1 << 30)
+	g.check()
+	if err := bus.Writes.Wait(ctx); err != nil || bus.Writes.Reason() != "" {
+		t.Fatalf("writes still held back: %v %q", err, bus.Writes.Reason())
+	}
+	if _, err := caller.Call(ctx, tools.CreateTask, nil); err != nil {
+		t.Fatalf("a write once space is back: %v", err)
+	}
+}
