@@ -1,0 +1,288 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/logtest"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/internal/workspace"
+)
+
+// faultCase damages a stopped workspace the way a disk, a backup tool or
+// a crash would. detect are patterns of the log lines that show the
+// daemon noticed, the first found named in the table.
+type faultCase struct {
+	name, action string
+	detect       []string
+	damage       func(t *testing.T, ws *workspace.Workspace)
+}
+
+// TestFaultSuite damages the state of a stopped daemon in every way the
+// issue lists that a test can do without root, starts it again, and
+// requires it to converge to the sources' truth: every file readable
+// through read_doc as it is on disk, every acknowledged task exactly once
+// in list_tasks and as a card. It prints a table: case, how the damage
+// was noticed, what was done, time to converge, lost, duplicated.
+func TestFaultSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the daemon twice per case")
+	}
+	cases := []faultCase{
+		{"NATS store deleted", "streams recreated; edge store discarded; every file and card published again",
+			[]string{"was created again"}, func(t *testing.T, ws *workspace.Workspace) {
+				if err := os.RemoveAll(ws.NATSStoreDir()); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{"cue_docs block garbled mid-file", "KV_cue_docs deleted at start and rebuilt from the files",
+			[]string{"files are damaged"}, func(t *testing.T, ws *workspace.Workspace) {
+				garble(t, lastBlock(t, ws, "KV_cue_docs"), 0.5)
+			}},
+		{"cue_docs block truncated", "documents cue_docs lost published again by ingest; an edge ahead of the bucket would be discarded",
+			[]string{"no longer matches its source", "republish=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
+				truncateHalf(t, lastBlock(t, ws, "KV_cue_docs"))
+			}},
+		{"CUE_TASKS truncated", "board ready at the last message held; cards whose tasks were lost published again",
+			[]string{"republish=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
+				truncateHalf(t, lastBlock(t, ws, "CUE_TASKS"))
+			}},
+		{"edge SST garbled", "edge store moved aside and replayed from cue_docs",
+			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
+				garble(t, edgeTable(t, ws), 0.5)
+			}},
+		{"edge SST truncated", "edge store moved aside and replayed from cue_docs",
+			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
+				truncateHalf(t, edgeTable(t, ws))
+			}},
+		{"ingest state deleted", "documents adopted from cue_docs; every file read and compared",
+			[]string{"unrecorded_docs=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
+				if err := os.RemoveAll(ws.StateDir("ingest")); err != nil {
+					t.Fatal(err)
+				}
+			}},
+	}
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tdetected by\taction\tconverged in\tlost\tduplicated")
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			root := t.TempDir()
+			files := faultWorkspace(t, root)
+			noModel := func(cfg *workspace.Config) { cfg.Embed.Model = "none" }
+			first := startNode(t, root, noModel)
+			acked := createTasks(t, first, root, 4)
+			waitConverged(t, first, root, files, acked, 60*time.Second)
+			if err := first.stop(); err != nil {
+				t.Fatal(err)
+			}
+
+			c.damage(t, first.ws)
+			var log logtest.Buffer
+			start := time.Now()
+			second := startNodeLogged(t, root, noModel, slog.New(slog.NewTextHandler(&log, nil)))
+			lost, dup := waitConverged(t, second, root, files, acked, 60*time.Second)
+			took := time.Since(start)
+			detected := "-"
+			for _, d := range c.detect {
+				if m := regexp.MustCompile(d).FindString(log.String()); m != "" {
+					detected = m
+					break
+				}
+			}
+			if detected == "-" {
+				t.Errorf("no log line shows the damage was noticed (looked for %q)", c.detect)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", c.name, detected, c.action, took.Round(time.Millisecond), lost, dup)
+		})
+	}
+	tw.Flush()
+	t.Logf("fault suite:\n%s", table.String())
+	if testing.Verbose() {
+		fmt.Print(table.String())
+	}
+}
+
+// faultWorkspace writes a small repository and returns its files (path
+// to content); cards come later, through create_task.
+func faultWorkspace(t *testing.T, root string) map[string]string {
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("docs/topic%02d.md", i)] = fmt.Sprintf("# Topic %d\n\nThe word harrier%02d names this topic.\n", i, i)
+		files[fmt.Sprintf("pkg/unit%02d.go", i)] = fmt.Sprintf("package pkg\n\n// Unit%02d does its part.\nfunc Unit%02d() int { return %d }\n", i, i, i)
+	}
+	for p, c := range files {
+		write(t, root, p, c)
+	}
+	return files
+}
+
+// createTasks creates n tasks through create_task and returns their ids.
+func createTasks(t *testing.T, n *node, root string, count int) []string {
+	var ids []string
+	for i := range count {
+		b, _ := json.Marshal(map[string]any{"title": fmt.Sprintf("Fault task %d", i), "priority": "medium"})
+		out, err := n.caller.Call(context.Background(), tools.CreateTask, b)
+		if err != nil {
+			t.Fatalf("create_task: %v", err)
+		}
+		var res tools.CreateTaskResult
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+	}
+	return ids
+}
+
+// waitConverged waits until n serves the workspace's truth: every
+// file as on disk, every card file's task and every acknowledged task
+// exactly once in list_tasks, every acknowledged task's card on disk. It
+// returns what was lost and duplicated when it gave up (and fails the
+// test then), or zeros.
+func waitConverged(t *testing.T, n *node, root string, files map[string]string, acked []string, within time.Duration) (lost, dup int) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var why string
+	for {
+		lost, dup, why = check(n, root, files, acked)
+		if lost == 0 && dup == 0 {
+			return 0, 0
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("not converged within %s: %s", within, why)
+			return lost, dup
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func check(n *node, root string, files map[string]string, acked []string) (lost, dup int, why string) {
+	var problems []string
+	for p, want := range files {
+		res, err := n.readDoc(p, "")
+		if err != nil || strings.TrimRight(res.Content, "\n") != strings.TrimRight(want, "\n") {
+			lost++
+			problems = append(problems, "file "+p)
+		}
+	}
+	out, err := n.caller.Call(context.Background(), tools.ListTasks, []byte(`{}`))
+	var list []tools.TaskSummary
+	if err == nil {
+		err = json.Unmarshal(out, &list)
+	}
+	if err != nil {
+		return lost + len(acked), 0, fmt.Sprintf("list_tasks: %v", err)
+	}
+	seen := map[string]int{}
+	for _, s := range list {
+		seen[s.ID]++
+	}
+	cards, _ := filepath.Glob(filepath.Join(root, ".cuedeck", "cards", "*.md"))
+	want := slices.Clone(acked)
+	for _, c := range cards {
+		id := strings.TrimSuffix(filepath.Base(c), ".md")
+		if !slices.Contains(want, id) {
+			want = append(want, id)
+		}
+	}
+	for _, id := range want {
+		switch {
+		case seen[id] == 0:
+			lost++
+			problems = append(problems, "task "+id+" not listed")
+		case seen[id] > 1:
+			dup++
+			problems = append(problems, "task "+id+" listed twice")
+		}
+	}
+	for _, id := range acked {
+		if _, err := os.Stat(filepath.Join(root, ".cuedeck", "cards", id+".md")); err != nil {
+			lost++
+			problems = append(problems, "card of "+id+" missing")
+		}
+	}
+	for id, k := range seen {
+		if !slices.Contains(want, id) {
+			dup += k
+			problems = append(problems, "task "+id+" has no card")
+		}
+	}
+	if len(problems) > 5 {
+		problems = append(problems[:5], fmt.Sprintf("and %d more", len(problems)-5))
+	}
+	return lost, dup, strings.Join(problems, "; ")
+}
+
+// lastBlock is the newest message block of a stream of the embedded
+// server.
+func lastBlock(t *testing.T, ws *workspace.Workspace, stream string) string {
+	t.Helper()
+	blocks, _ := filepath.Glob(filepath.Join(ws.NATSStoreDir(), "jetstream", "$G", "streams", stream, "msgs", "*.blk"))
+	if len(blocks) == 0 {
+		t.Fatalf("no message block of %s", stream)
+	}
+	index := func(p string) int {
+		n, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(p), ".blk"))
+		return n
+	}
+	return slices.MaxFunc(blocks, func(a, b string) int { return index(a) - index(b) })
+}
+
+// edgeTable is the largest table of the edge's store.
+func edgeTable(t *testing.T, ws *workspace.Workspace) string {
+	t.Helper()
+	tables, _ := filepath.Glob(filepath.Join(ws.StateDir("edge"), "*.sst"))
+	if len(tables) == 0 {
+		t.Fatal("the edge's store has no table")
+	}
+	var best string
+	var size int64
+	for _, p := range tables {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
+			best, size = p, fi.Size()
+		}
+	}
+	return best
+}
+
+// garble overwrites 4 KiB (or what there is) at the fraction at of file.
+func garble(t *testing.T, file string, at float64) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	n := min(int64(4096), fi.Size()/4)
+	junk := make([]byte, n)
+	for i := range junk {
+		junk[i] = byte(i*131 + 7)
+	}
+	if _, err := f.WriteAt(junk, int64(float64(fi.Size())*at)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func truncateHalf(t *testing.T, file string) {
+	t.Helper()
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(file, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+}
