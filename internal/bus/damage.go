@@ -55,7 +55,9 @@ var blockDamage = []string{
 }
 
 func (d *damageLog) note(msg string) {
-	if m := writeFailure.FindStringSubmatch(msg); m != nil && (strings.Contains(msg, "failed to store") || strings.Contains(msg, "write error")) {
+	// A stream's own limits refusing a message are not a failed write.
+	limit := strings.Contains(msg, "maximum ") || strings.Contains(msg, "too large")
+	if m := writeFailure.FindStringSubmatch(msg); m != nil && !limit && (strings.Contains(msg, "failed to store") || strings.Contains(msg, "write error")) {
 		d.mu.Lock()
 		if d.failed == nil {
 			d.failed = map[string]string{}

@@ -200,3 +200,40 @@ func TestPublishWaitsAtTheWriteGate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Restart starts the server again where clients connect: they reconnect
+// by themselves and find the streams as they were.
+func TestEmbeddedRestartKeepsClientsAndStreams(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
+		t.Fatal(err)
+	}
+	ev := events.FileDeleted{Repo: "r", Path: "a.md"}
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), "before", ev); err != nil {
+		t.Fatal(err)
+	}
+	url := srv.ClientURL()
+	if err := srv.Restart(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if srv.ClientURL() != url {
+		t.Fatalf("restarted at %s, not %s", srv.ClientURL(), url)
+	}
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), "after", ev); err != nil {
+		t.Fatalf("a publish after the restart: %v", err)
+	}
+	if st, err := bus.ReadStream(ctx, conn.JS, events.IngestStream); err != nil || st.Msgs != 2 {
+		t.Fatalf("after the restart: %+v, %v", st, err)
+	}
+}
