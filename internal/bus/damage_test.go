@@ -237,3 +237,52 @@ func TestEmbeddedRestartKeepsClientsAndStreams(t *testing.T) {
 		t.Fatalf("after the restart: %+v, %v", st, err)
 	}
 }
+
+// A compressed stream seals its full blocks S2-compressed: the check reads
+// them as the server does, passes them whole and finds damage in them.
+func TestStoreCheckReadsCompressedBlocks(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	value := bytes.Repeat([]byte("a line of a document that compresses well\n"), 100)
+	for i := range 3000 {
+		if _, err := docs.Put(ctx, fmt.Sprintf("r.k%05d", i), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	srv.Shutdown()
+	first := filepath.Join(dir, "jetstream", "$G", "streams", "KV_"+events.DocsBucket, "msgs", "1.blk")
+	head := make([]byte, 3)
+	if f, err := os.Open(first); err == nil {
+		f.Read(head)
+		f.Close()
+	}
+	if string(head) != "cmp" {
+		t.Fatalf("the first block is not a sealed compressed one (starts %q): write more", head)
+	}
+	if found, err := bus.CheckStoreFiles(dir); err != nil || len(found) != 0 {
+		t.Fatalf("a healthy store with compressed blocks: %v, %v", found, err)
+	}
+	f, err := os.OpenFile(first, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	f.WriteAt(bytes.Repeat([]byte{0x5A}, 64), fi.Size()/2)
+	f.Close()
+	if found, _ := bus.CheckStoreFiles(dir); found["KV_"+events.DocsBucket] == "" {
+		t.Fatalf("a garbled compressed block passed: %v", found)
+	}
+}

@@ -1,16 +1,19 @@
 package bus
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/minio/highwayhash"
 )
 
@@ -18,7 +21,8 @@ import (
 // stream's messages in msgs/<index>.blk, records of a 22-byte header
 // (length with a has-headers bit, sequence, timestamp, subject length),
 // the subject, the optional headers, the payload and an 8-byte
-// HighwayHash of them keyed by the stream name and block index. The
+// HighwayHash of them keyed by the stream name and block index; a sealed
+// block of a compressed stream holds them S2-compressed. The
 // server checks these hashes only when it rebuilds a block's index; with
 // a valid index it serves a damaged block as if it were whole, or stalls
 // a consumer at the damaged record. CheckStoreFiles reads them first.
@@ -88,7 +92,37 @@ func checkStreamBlocks(stream, dir string) string {
 	return ""
 }
 
+// decompressBlock undoes the S2 compression of a sealed block of a
+// compressed stream: a "cmp" header with the algorithm (1, S2) and the
+// original size, the compressed records, and the block's last 8 bytes
+// as they were. ok is false for a block that is not compressed.
+func decompressBlock(buf []byte) (out []byte, ok bool, err error) {
+	if len(buf) < 5 || string(buf[:3]) != "cmp" || buf[3] != 1 {
+		return buf, false, nil
+	}
+	_, n := binary.Uvarint(buf[4:])
+	if n <= 0 || len(buf) < 4+n+blkHashSize {
+		return nil, true, errors.New("a compressed block with a broken header")
+	}
+	body := buf[4+n : len(buf)-blkHashSize]
+	out, err = io.ReadAll(s2.NewReader(bytes.NewReader(body)))
+	if err != nil {
+		return nil, true, err
+	}
+	return append(out, buf[len(buf)-blkHashSize:]...), true, nil
+}
+
 func checkBlock(stream string, idx uint32, buf []byte, lastBlock bool) string {
+	raw, compressed, err := decompressBlock(buf)
+	switch {
+	case err != nil && len(buf) >= 24145251:
+		// A record of exactly this length reads as a compression header
+		// (the server makes the same exception): check it as records.
+	case err != nil:
+		return fmt.Sprintf("a compressed block that does not decompress: %v", err)
+	case compressed:
+		buf, lastBlock = raw, false
+	}
 	key := sha256.Sum256([]byte(fmt.Sprintf("%s-%d", stream, idx)))
 	hh, err := highwayhash.New64(key[:])
 	if err != nil {
