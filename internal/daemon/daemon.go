@@ -431,7 +431,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// registered and the edge has replayed the documents already indexed
 	// and the task log.
 	starting.say("catching up with the documents and tasks indexed while it was stopped")
-	for _, ready := range []<-chan struct{}{queryReady, mat.Ready(), board.Ready()} {
+	for _, ready := range []<-chan struct{}{queryReady, mat.Ready(), board.Ready(), ing.Compared()} {
 		select {
 		case <-ready:
 		case <-g.Failed():

@@ -47,6 +47,11 @@ type Config struct {
 	// unavailable (for instance the inotify watch limit was reached).
 	// Default 30 s.
 	PollInterval time.Duration
+	// ReconcileEvery is how often, after the one at start, ingest compares
+	// its state with cue_docs and rescans what differs (a bucket that
+	// lost entries under a running ingest). Default 10 minutes; a
+	// comparison reads the bucket's headers only.
+	ReconcileEvery time.Duration
 }
 
 // DefaultExclude are the patterns excluded when Config.Exclude is nil. ".git"
@@ -91,6 +96,9 @@ func (c *Config) setDefaults() {
 	if c.PollInterval == 0 {
 		c.PollInterval = DefaultPollInterval
 	}
+	if c.ReconcileEvery == 0 {
+		c.ReconcileEvery = 10 * time.Minute
+	}
 }
 
 // Validate reports a configuration that cannot work, saying what to change.
@@ -109,7 +117,7 @@ func (c Config) Validate() error {
 	if c.InlineBytes < 0 || c.InlineBytes > c.MaxFileBytes {
 		return fmt.Errorf("ingest: InlineBytes %d must be between 0 and MaxFileBytes (%d)", c.InlineBytes, c.MaxFileBytes)
 	}
-	if c.Debounce < 0 || c.PollInterval < 0 || c.Publishers < 0 {
+	if c.Debounce < 0 || c.PollInterval < 0 || c.Publishers < 0 || c.ReconcileEvery < 0 {
 		return errors.New("ingest: Debounce, PollInterval and Publishers must not be negative")
 	}
 	seen := make(map[string]string, len(c.Repos))

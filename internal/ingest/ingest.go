@@ -34,6 +34,7 @@ type Service struct {
 	logger   *slog.Logger
 	repos    []*repo
 	scanDone chan struct{}
+	compared chan struct{}
 	started  atomic.Bool
 	// reconciled is the last reconcile's outcome, nil before one ran.
 	reconciled atomic.Pointer[Reconciled]
@@ -62,7 +63,7 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), seed: maphash.MakeSeed(), runID: uuid.NewString()}
+	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), compared: make(chan struct{}), seed: maphash.MakeSeed(), runID: uuid.NewString()}
 	for _, rc := range cfg.Repos {
 		r, err := newRepo(s, rc)
 		if err != nil {
@@ -71,6 +72,51 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 		s.repos = append(s.repos, r)
 	}
 	return s, nil
+}
+
+// Compared is closed once the comparison of the state with cue_docs at
+// start is over (whatever it found, or if it failed): before, the scan
+// has not begun and a lost document may not be on its way back.
+func (s *Service) Compared() <-chan struct{} { return s.compared }
+
+// compare runs one comparison of the state with cue_docs and logs what it
+// found; it reports whether anything is to be published again.
+func (s *Service) compare(ctx context.Context) bool {
+	rec, err := s.reconcile(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.logger.Warn("ingest: could not compare the state with cue_docs; scanning against the state alone", "err", err)
+		}
+		return false
+	}
+	s.reconciled.Store(&rec)
+	level := slog.LevelInfo
+	found := rec.Stale > 0 || rec.Orphans > 0 || rec.StreamReplaced || rec.TaskLogReplaced
+	if found {
+		level = slog.LevelWarn
+	}
+	s.logger.Log(ctx, level, "ingest: compared the state with cue_docs", "files", rec.Files, "docs", rec.Docs,
+		"republish", rec.Stale, "unrecorded_docs", rec.Orphans, "ingest_stream_replaced", rec.StreamReplaced, "task_log_replaced", rec.TaskLogReplaced, "took", rec.Took.Round(time.Millisecond))
+	return rec.Stale > 0 || rec.Orphans > 0
+}
+
+// compareEvery compares again every ReconcileEvery and rescans the repos
+// when something is to be published again.
+func (s *Service) compareEvery(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ReconcileEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if s.compare(ctx) {
+			for _, r := range s.repos {
+				r.request("")
+			}
+		}
+	}
 }
 
 // ScanDone is closed once every repo has finished its first full scan and
@@ -129,19 +175,10 @@ func (s *Service) Run(ctx context.Context) (err error) {
 		r.removeStaging()
 	}
 	// What cue_docs lacks is published again by the scan below.
-	if rec, err := s.reconcile(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		s.logger.Warn("ingest: could not compare the state with cue_docs; scanning against the state alone", "err", err)
-	} else {
-		s.reconciled.Store(&rec)
-		level := slog.LevelInfo
-		if rec.Stale > 0 || rec.Orphans > 0 || rec.StreamReplaced || rec.TaskLogReplaced {
-			level = slog.LevelWarn
-		}
-		s.logger.Log(ctx, level, "ingest: compared the state with cue_docs", "files", rec.Files, "docs", rec.Docs,
-			"republish", rec.Stale, "unrecorded_docs", rec.Orphans, "ingest_stream_replaced", rec.StreamReplaced, "task_log_replaced", rec.TaskLogReplaced, "took", rec.Took.Round(time.Millisecond))
+	s.compare(ctx)
+	close(s.compared)
+	if ctx.Err() != nil {
+		return nil
 	}
 
 	// Publishers: one queue each, a path always hashed to the same one, so
@@ -172,6 +209,7 @@ func (s *Service) Run(ctx context.Context) (err error) {
 	// Task events made through MCP come back into card files.
 	var writers sync.WaitGroup
 	writers.Go(func() { s.followTasks(ctx) })
+	writers.Go(func() { s.compareEvery(ctx) })
 
 	var repos sync.WaitGroup
 	for _, r := range s.repos {

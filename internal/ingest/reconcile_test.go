@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
@@ -144,4 +145,26 @@ func TestIngestRepublishesEverythingIntoANewStore(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A document lost from cue_docs while ingest runs comes back at the next
+// periodic comparison, without any change to its file.
+func TestIngestRepublishesWhatCueDocsLosesWhileRunning(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	runBG(t, "indexer", indexer.New(conn, indexer.Config{}, nil).Run)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.md": "# A\n", "b.md": "# B\n"})
+	cfg := config(t, ingest.RepoConfig{Name: "r", Root: dir})
+	cfg.ReconcileEvery = 50 * time.Millisecond
+	start(t, conn, cfg)
+	want := events.SHA256Hex([]byte("# B\n"))
+	bustest.Eventually(t, within, "b indexed", func() bool { return docState(conn, "r", "b.md") == want })
+	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(context.Background(), events.DocKey("r", "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, within, "b back in cue_docs", func() bool { return docState(conn, "r", "b.md") == want })
 }
