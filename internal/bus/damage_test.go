@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -22,19 +23,8 @@ import (
 func TestDamagedBlockIsNotedAndItsDerivedStreamRebuilt(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	topo := bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20})
-
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
-		t.Fatal(err)
-	}
+	settings := bus.Settings{IngestMaxBytes: 64 << 20}
+	conn, srv := bustest.StartIn(t, dir, settings)
 	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -68,18 +58,8 @@ func TestDamagedBlockIsNotedAndItsDerivedStreamRebuilt(t *testing.T) {
 	if _, ok := found["KV_"+events.DocsBucket]; err != nil || !ok || len(found) != 1 {
 		t.Fatalf("the check of the garbled store found %v, %v", found, err)
 	}
-	t.Logf("found: %v", found)
 
-	srv, err = bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	conn, err = bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn, srv = bustest.StartIn(t, dir, settings)
 	damaged := srv.DamagedStreams()
 	if _, ok := damaged["KV_"+events.DocsBucket]; !ok || len(damaged) != 1 {
 		t.Fatalf("damaged streams: %v; want only KV_%s", damaged, events.DocsBucket)
@@ -92,7 +72,7 @@ func TestDamagedBlockIsNotedAndItsDerivedStreamRebuilt(t *testing.T) {
 	if err != nil || len(reports) != 1 || !reports[0].Deleted {
 		t.Fatalf("repair: %+v, %v", reports, err)
 	}
-	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(settings), nil); err != nil {
 		t.Fatal(err)
 	}
 	after, err := bus.ReadStream(ctx, conn.JS, "KV_"+events.DocsBucket)
@@ -125,17 +105,7 @@ func TestDamagedStreamOfOnlyCopyIsKept(t *testing.T) {
 func TestStoreCheckAcceptsATornTail(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
-		t.Fatal(err)
-	}
+	conn, srv := bustest.StartIn(t, dir, bus.Settings{IngestMaxBytes: 64 << 20})
 	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
 	for i := range 20 {
 		if _, err := docs.Put(ctx, fmt.Sprintf("r.k%03d", i), bytes.Repeat([]byte("x"), 500)); err != nil {
@@ -206,19 +176,7 @@ func TestPublishWaitsAtTheWriteGate(t *testing.T) {
 func TestEmbeddedRestartKeepsClientsAndStreams(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
-		t.Fatal(err)
-	}
+	conn, srv := bustest.StartIn(t, dir, bus.Settings{IngestMaxBytes: 64 << 20})
 	ev := events.FileDeleted{Repo: "r", Path: "a.md"}
 	if _, err := bus.PublishEvent(ctx, conn.JS, events.FileSubject("r"), "before", ev); err != nil {
 		t.Fatal(err)
@@ -243,17 +201,7 @@ func TestEmbeddedRestartKeepsClientsAndStreams(t *testing.T) {
 func TestStoreCheckReadsCompressedBlocks(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20}), nil); err != nil {
-		t.Fatal(err)
-	}
+	conn, srv := bustest.StartIn(t, dir, bus.Settings{IngestMaxBytes: 64 << 20})
 	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
 	value := bytes.Repeat([]byte("a line of a document that compresses well\n"), 100)
 	for i := range 3000 {

@@ -33,11 +33,15 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, name string) (Strea
 	if err != nil {
 		return StreamState{}, fmt.Errorf("bus: read stream %s: %w", name, err)
 	}
-	info := s.CachedInfo()
+	return StateOf(s.CachedInfo()), nil
+}
+
+// StateOf is the StreamState that info describes.
+func StateOf(info *jetstream.StreamInfo) StreamState {
 	return StreamState{
-		Stream: name, Created: info.Created, FirstSeq: max(info.Config.FirstSeq, 1),
+		Stream: info.Config.Name, Created: info.Created, FirstSeq: max(info.Config.FirstSeq, 1),
 		LastSeq: info.State.LastSeq, Msgs: info.State.Msgs,
-	}, nil
+	}
 }
 
 // ID names the incarnation: what a derived store records beside its

@@ -171,7 +171,7 @@ func (m *Materialiser) checkSource(ctx context.Context, f feed) error {
 		return nil
 	}
 	info := bs.StreamInfo()
-	now := bus.StreamState{Stream: info.Config.Name, Created: info.Created, FirstSeq: max(info.Config.FirstSeq, 1), LastSeq: info.State.LastSeq, Msgs: info.State.Msgs}
+	now := bus.StateOf(info)
 	m.srcMu.Lock()
 	id, known := m.srcIDs[f.bucket]
 	if !known {

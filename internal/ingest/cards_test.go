@@ -65,21 +65,6 @@ func taskLog(t *testing.T, conn *bus.Conn) uint64 {
 	return info.State.Msgs
 }
 
-func docSHA(conn *bus.Conn, repo, path string) string {
-	kv, err := conn.JS.KeyValue(context.Background(), events.DocsBucket)
-	if err != nil {
-		return ""
-	}
-	e, err := kv.Get(context.Background(), events.DocKey(repo, path))
-	if err != nil {
-		return ""
-	}
-	rec, err := events.DecodeDocRecord(e.Value())
-	if err != nil {
-		return ""
-	}
-	return rec.SHA256
-}
 
 // cardsPipeline runs ingest and the indexer on a repo holding handCard, and
 // returns a board that follows the task log.
@@ -149,7 +134,7 @@ func TestMCPTaskEventIsWrittenBackOnce(t *testing.T) {
 	// The rewrite comes back through ingest and the indexer as the same
 	// state, and publishes nothing.
 	bustest.Eventually(t, within, "the rewritten card indexed", func() bool {
-		return docSHA(conn, "r", cardPath) == events.SHA256Hex([]byte(want))
+		return docState(conn, "r", cardPath) == events.SHA256Hex([]byte(want))
 	})
 	if err := board.Sync(ctx); err != nil {
 		t.Fatal(err)

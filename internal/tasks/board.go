@@ -197,14 +197,10 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	defer b.mu.Unlock()
 	b.readyAt, b.readyKnown = end, true
 	if b.logID == "" {
-		b.logID = logState(info).ID()
+		b.logID = bus.StateOf(info).ID()
 	}
 	b.markReadyLocked()
 	return nil
-}
-
-func logState(info *jetstream.StreamInfo) bus.StreamState {
-	return bus.StreamState{Stream: info.Config.Name, Created: info.Created, FirstSeq: max(info.Config.FirstSeq, 1), LastSeq: info.State.LastSeq, Msgs: info.State.Msgs}
 }
 
 // errLogReplaced stops follow when the log is not the one the board holds.
@@ -225,7 +221,7 @@ func (b *Board) checkLog(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
-	now := logState(info)
+	now := bus.StateOf(info)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	why := now.Diverged(b.logID, b.applied)
@@ -330,7 +326,7 @@ func (b *Board) logReplaced(ctx context.Context) bool {
 	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return logState(info).Diverged(b.logID, b.applied) != ""
+	return bus.StateOf(info).Diverged(b.logID, b.applied) != ""
 }
 
 func (b *Board) apply(msg jetstream.Msg) {
@@ -424,7 +420,7 @@ func (b *Board) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
 	}
-	now := logState(info)
+	now := bus.StateOf(info)
 	b.mu.RLock()
 	replaced := b.logID != "" && now.Diverged(b.logID, b.applied) != ""
 	b.mu.RUnlock()

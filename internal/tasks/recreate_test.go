@@ -51,18 +51,7 @@ func TestBoardFollowsARecreatedLog(t *testing.T) {
 func TestBoardIsReadyOnALogThatLostItsTail(t *testing.T) {
 	dir := t.TempDir()
 	ctx := ctxT(t)
-	topo := bus.DeclaredTopology(bus.Settings{IngestMaxBytes: 64 << 20})
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, topo, nil); err != nil {
-		t.Fatal(err)
-	}
+	conn, srv := bustest.StartIn(t, dir, bus.Settings{})
 	for i := range 20 {
 		id := fmt.Sprintf("task%02d", i)
 		ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task(id), Source: "mcp"}
@@ -81,16 +70,7 @@ func TestBoardIsReadyOnALogThatLostItsTail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err = bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	conn, err = bus.Connect(ctx, srv.ClientURL(), bus.ConnectOptions{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn, _ = bustest.StartIn(t, dir, bus.Settings{})
 	b := tasks.NewBoard(conn.JS, nil)
 	bustest.Run(t, "board", b.Run)
 	select {

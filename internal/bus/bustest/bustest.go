@@ -29,9 +29,22 @@ func StartDurable(t testing.TB, s bus.Settings) (*bus.Conn, *bus.Embedded) {
 	return start(t, s, true)
 }
 
+// StartIn is Start on the store in dir: a test that stops the server
+// (conn.Close, then Shutdown; both may be called again at the end),
+// damages or keeps dir, and starts another on it.
+func StartIn(t testing.TB, dir string, s bus.Settings) (*bus.Conn, *bus.Embedded) {
+	t.Helper()
+	return startIn(t, dir, s, false)
+}
+
 func start(t testing.TB, s bus.Settings, syncAlways bool) (*bus.Conn, *bus.Embedded) {
 	t.Helper()
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test", SyncAlways: syncAlways})
+	return startIn(t, t.TempDir(), s, syncAlways)
+}
+
+func startIn(t testing.TB, dir string, s bus.Settings, syncAlways bool) (*bus.Conn, *bus.Embedded) {
+	t.Helper()
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: dir, ServerName: "test", SyncAlways: syncAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
