@@ -65,7 +65,6 @@ func taskLog(t *testing.T, conn *bus.Conn) uint64 {
 	return info.State.Msgs
 }
 
-
 // cardsPipeline runs ingest and the indexer on a repo holding handCard, and
 // returns a board that follows the task log.
 func cardsPipeline(t *testing.T) (conn *bus.Conn, dir string, board *tasks.Board, cfg ingest.Config, ing running) {
