@@ -15,9 +15,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/doctor"
 	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // faultCase damages a stopped workspace the way a disk, a backup tool or
@@ -33,8 +36,9 @@ type faultCase struct {
 // issue lists that a test can do without root, starts it again, and
 // requires it to converge to the sources' truth: every file readable
 // through read_doc as it is on disk, every acknowledged task exactly once
-// in list_tasks and as a card. It prints a table: case, how the damage
-// was noticed, what was done, time to converge, lost, duplicated.
+// in list_tasks and as a card, and `cue doctor` without errors. It prints
+// a table: case, how the damage was noticed, what was done, time to
+// converge, lost, duplicated, doctor errors.
 func TestFaultSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the daemon twice per case")
@@ -75,7 +79,7 @@ func TestFaultSuite(t *testing.T) {
 	}
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tdetected by\taction\tconverged in\tlost\tduplicated")
+	fmt.Fprintln(tw, "case\tdetected by\taction\tconverged in\tlost\tduplicated\tdoctor errors")
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			root := t.TempDir()
@@ -94,6 +98,7 @@ func TestFaultSuite(t *testing.T) {
 			second := startNodeLogged(t, root, noModel, slog.New(slog.NewTextHandler(&log, nil)))
 			lost, dup := waitConverged(t, second, root, files, acked, 60*time.Second)
 			took := time.Since(start)
+			doctorErrors := doctorErrors(t, second.ws)
 			detected := "-"
 			for _, d := range c.detect {
 				if m := regexp.MustCompile(d).FindString(log.String()); m != "" {
@@ -104,7 +109,7 @@ func TestFaultSuite(t *testing.T) {
 			if detected == "-" {
 				t.Errorf("no log line shows the damage was noticed (looked for %q)", c.detect)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", c.name, detected, c.action, took.Round(time.Millisecond), lost, dup)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", c.name, detected, c.action, took.Round(time.Millisecond), lost, dup, doctorErrors)
 		})
 	}
 	tw.Flush()
@@ -112,6 +117,22 @@ func TestFaultSuite(t *testing.T) {
 	if testing.Verbose() {
 		fmt.Print(table.String())
 	}
+}
+
+// doctorErrors runs `cue doctor`'s checks on ws and fails the test on
+// any error, which it counts.
+func doctorErrors(t *testing.T, ws *workspace.Workspace) int {
+	t.Helper()
+	rep, err := doctor.Run(context.Background(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Severity == doctor.Error {
+			t.Errorf("cue doctor: %s %s", f.File, f.Msg)
+		}
+	}
+	return rep.Errors()
 }
 
 // faultWorkspace writes a small repository and returns its files (path
@@ -284,5 +305,38 @@ func truncateHalf(t *testing.T, file string) {
 	}
 	if err := os.Truncate(file, fi.Size()/2); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cue doctor reports, as an error with the remedy, cards whose tasks the
+// task log lacks: here the log was created again under the running daemon.
+func TestDoctorReportsCardsTheTaskLogLacks(t *testing.T) {
+	root := t.TempDir()
+	files := faultWorkspace(t, root)
+	n := startNode(t, root, func(cfg *workspace.Config) { cfg.Embed.Model = "none" })
+	acked := createTasks(t, n, root, 2)
+	waitConverged(t, n, root, files, acked, 60*time.Second)
+	if got := doctorErrors(t, n.ws); got != 0 {
+		t.Fatalf("%d doctor errors on a converged workspace", got)
+	}
+	ctx := context.Background()
+	if err := n.conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, n.conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := doctor.Run(ctx, n.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found string
+	for _, f := range rep.Findings {
+		if f.Severity == doctor.Error && strings.Contains(f.Msg, "card files have no task") {
+			found = f.Msg
+		}
+	}
+	if !strings.Contains(found, "2 card files") || !strings.Contains(found, acked[0]) || !strings.Contains(found, "cue down") {
+		t.Fatalf("the finding: %q", found)
 	}
 }

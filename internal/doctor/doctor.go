@@ -22,11 +22,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/status"
+	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/core/card"
 	"github.com/cuedeck/cuedeck/pkg/core/graph"
 	"github.com/cuedeck/cuedeck/pkg/core/markdown"
 )
@@ -157,7 +161,7 @@ func Run(ctx context.Context, ws *workspace.Workspace) (Report, error) {
 		}
 	}
 	checkCycles(fsys, &r)
-	checkDaemon(ctx, ws, &r)
+	checkDaemon(ctx, ws, fsys, &r)
 	return r, nil
 }
 
@@ -491,7 +495,7 @@ func checkCycles(fsys fs.FS, r *Report) {
 		Msg: fmt.Sprintf("dependency cycle (error %d): %s", scenes.CodeCycle, graph.FormatPath(cyc))})
 }
 
-func checkDaemon(ctx context.Context, ws *workspace.Workspace, r *Report) {
+func checkDaemon(ctx context.Context, ws *workspace.Workspace, fsys fs.FS, r *Report) {
 	info, err := ws.ReadDaemonInfo()
 	if errors.Is(err, workspace.ErrNoDaemon) || (err == nil && info.NATSURL == "") {
 		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: "no daemon runs: dead letters and consumer lag not checked (start one with `cue up`)"})
@@ -529,6 +533,59 @@ func checkDaemon(ctx context.Context, ws *workspace.Workspace, r *Report) {
 	}
 	if rep.DeadLetters == 0 {
 		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: fmt.Sprintf("daemon pid %d: no dead letters", info.PID)})
+	}
+	checkAgreement(ctx, conn.JS, info.Repo, rep, fsys, r)
+}
+
+// restartRemedy is what brings derived state back in line with the files:
+// at start ingest compares what it published with cue_docs and the cards
+// with the task log, and publishes again what differs.
+const restartRemedy = "restart the daemon (`cue down`, then `cue up`): at start it compares the cards with the task log and publishes again what the log lacks"
+
+// checkAgreement compares, once indexing has caught up, the card files of
+// the workspace with the task log: a card whose task the log lacks was
+// lost with it. (The files and cue_docs are compared by ingest itself, at
+// start and every 10 minutes; a scan's count goes stale as the watcher
+// indexes single files, so it cannot be compared here.)
+func checkAgreement(ctx context.Context, js jetstream.JetStream, repo string, rep status.Report, fsys fs.FS, r *Report) {
+	if rep.Files.Pending > 0 || rep.Files.Scanning || rep.Files.Listing {
+		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: "indexing is under way: cards are compared with the task log once it has caught up"})
+		return
+	}
+	cards, err := fs.Glob(fsys, scenes.CardsDir+"/*.md")
+	if err != nil || repo == "" {
+		return
+	}
+	board := tasks.NewBoard(js, nil)
+	bctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = board.Run(bctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-board.Ready():
+	case <-ctx.Done():
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: "the task log could not be read in time: cards not compared with it"})
+		return
+	}
+	listed := board.Tasks(repo)
+	var missing []string
+	for _, p := range cards {
+		// A card that does not parse has no task; the frontmatter check
+		// reports it.
+		src, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			continue
+		}
+		c, err := card.Parse(src)
+		if err != nil {
+			continue
+		}
+		if _, ok := listed[c.Task.ID]; !ok {
+			missing = append(missing, c.Task.ID)
+		}
+	}
+	if len(missing) > 0 {
+		r.add(Finding{Severity: Error, Check: CheckDaemon, Msg: fmt.Sprintf("%d card files have no task in the task log (%s); %s", len(missing), strings.Join(missing[:min(len(missing), 10)], ", "), restartRemedy)})
 	}
 }
 
