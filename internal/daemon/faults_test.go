@@ -70,6 +70,14 @@ func TestFaultSuite(t *testing.T) {
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, edgeTable(t, ws))
 			}},
+		{"ingest state garbled", "state moved aside; documents adopted from cue_docs; every file read and compared",
+			[]string{"the state is damaged; moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
+				tables, _ := filepath.Glob(filepath.Join(ws.StateDir("ingest"), "*.sst"))
+				if len(tables) == 0 {
+					t.Fatal("ingest's state has no table")
+				}
+				garble(t, tables[0], 0.5)
+			}},
 		{"ingest state deleted", "documents adopted from cue_docs; every file read and compared",
 			[]string{"unrecorded_docs=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
 				if err := os.RemoveAll(ws.StateDir("ingest")); err != nil {

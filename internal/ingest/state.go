@@ -53,8 +53,21 @@ type stateStore struct {
 }
 
 func openState(dir string, logger *slog.Logger) (*stateStore, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	// The state is a few hundred bytes per file: the small defaults fit.
-	db, err := badger.Open(localdb.Options(dir, logger))
+	opts := localdb.Options(dir, logger)
+	// It is a record of what cue_docs holds, which the comparison at start
+	// rebuilds: a damaged one is moved aside rather than read.
+	if err := localdb.CheckTables(dir, opts); errors.Is(err, localdb.ErrDamaged) {
+		aside, merr := localdb.MoveAside(dir)
+		if merr != nil {
+			return nil, fmt.Errorf("ingest: state in %s: %w (moving it aside failed: %v; remove the directory: the state is rebuilt from cue_docs)", dir, err, merr)
+		}
+		logger.Error("ingest: the state is damaged; moved it aside, rebuilding it from cue_docs", "err", err, "moved_to", aside)
+	}
+	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: open state in %s: %w (is another ingest running with this StateDir? stop it or use a different directory)", dir, err)
 	}
