@@ -289,12 +289,15 @@ func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, 
 			var rev uint64
 			if entry != nil {
 				rev = entry.Revision()
-			} else if rev, err = s.markerRevision(ctx, key); errors.Is(err, errRevisionMoved) {
-				continue
-			} else if err != nil {
-				return false, err
 			}
 			err = s.putRecord(ctx, key, rec, data, rev)
+			if rev == 0 && errors.Is(err, errRevisionMoved) {
+				// KeyValue.Get hides a delete marker: write after it (a
+				// new file, the common case, needed no lookup).
+				if rev, err = s.markerRevision(ctx, key); err == nil {
+					err = s.putRecord(ctx, key, rec, data, rev)
+				}
+			}
 		case err != nil:
 			return false, fmt.Errorf("indexer: get %s: %w", key, err)
 		default:

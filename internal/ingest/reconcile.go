@@ -37,9 +37,10 @@ type Reconciled struct {
 // line with cue_docs itself: a file whose document is missing or of other
 // content (a NATS store lost, restored from backup, or damaged) is marked
 // stale, so that the scan publishes it again, unless its last event is
-// still queued for the indexer; a document ingest has no record of gets a
-// stale record, so that the scan deletes it if its file is gone. It reads
-// the headers of cue_docs only (events.DocSummary).
+// still queued for the indexer; a document ingest has no record of is
+// recorded with an unknown size, so that the scan reads its file again and
+// deletes the document if the file is gone. It reads the headers of
+// cue_docs only (events.DocSummary).
 func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 	start := time.Now()
 	var rec Reconciled

@@ -188,10 +188,7 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
-	}
+	info := s.CachedInfo()
 	end := lastMessage(ctx, s, info)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -217,10 +214,7 @@ func (b *Board) checkLog(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return nil
-	}
+	info := s.CachedInfo()
 	now := bus.StateOf(info)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -320,10 +314,7 @@ func (b *Board) logReplaced(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return false
-	}
+	info := s.CachedInfo()
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return bus.StateOf(info).Diverged(b.logID, b.applied) != ""
@@ -416,10 +407,7 @@ func (b *Board) Sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
-	}
+	info := s.CachedInfo()
 	now := bus.StateOf(info)
 	b.mu.RLock()
 	replaced := b.logID != "" && now.Diverged(b.logID, b.applied) != ""
