@@ -162,6 +162,9 @@ func (m *Materialiser) checkSource(ctx context.Context, f feed) error {
 	if !ok {
 		return nil
 	}
+	// The position first: read after the bucket's state, it may include
+	// entries applied since, past the end that state reports.
+	pos := f.rev()
 	st, err := b.Status(ctx)
 	if err != nil {
 		return nil
@@ -178,7 +181,7 @@ func (m *Materialiser) checkSource(ctx context.Context, f feed) error {
 		m.srcIDs[f.bucket] = now.ID()
 	}
 	m.srcMu.Unlock()
-	if why := now.Diverged(id, f.rev()); why != "" {
+	if why := now.Diverged(id, pos); why != "" {
 		m.logger.Error("a bucket was replaced under the running edge; stopping it: restart it to rebuild from the bucket", "bucket", f.bucket, "found", why)
 		return fmt.Errorf("%w: %s; restart the edge (cue down && cue up, or restart the mcp-edge process): it then discards its store and replays the bucket", ErrSourceReplaced, why)
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
@@ -131,5 +134,35 @@ func TestBucketReplacedUnderARunningEdgeStopsIt(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the edge kept running on a replaced bucket")
+	}
+}
+
+// racingBucket is cue_docs with an entry applied while its state is read,
+// as a running edge applies entries while it checks its source.
+type racingBucket struct {
+	jetstream.KeyValue
+	h       *harness
+	applied *atomic.Uint64
+}
+
+func (b racingBucket) Status(ctx context.Context) (jetstream.KeyValueStatus, error) {
+	st, err := b.KeyValue.Status(ctx)
+	b.applied.Store(b.h.put(mdRecord("app", "docs/late.md", "# Late\n", nil)))
+	return st, err
+}
+
+// An entry applied between reading the bucket's state and the check is not
+// the bucket ending before the store: a running edge with embeddings once
+// stopped itself that way.
+func TestSourceCheckIgnoresEntriesAppliedMeanwhile(t *testing.T) {
+	h := newHarness(t)
+	var applied atomic.Uint64
+	applied.Store(h.putAll(fixtureDocs()))
+	m := &Materialiser{logger: testLogger(t), srcIDs: map[string]string{}}
+	f := feed{bucket: events.DocsBucket, rev: applied.Load, source: racingBucket{KeyValue: h.kv, h: h, applied: &applied}}
+	for range 3 {
+		if err := m.checkSource(context.Background(), f); err != nil {
+			t.Fatalf("a bucket that only moved on: %v", err)
+		}
 	}
 }

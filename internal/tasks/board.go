@@ -310,6 +310,7 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 // logReplaced reports whether the log is now another incarnation than the
 // board's, or ends before what it applied.
 func (b *Board) logReplaced(ctx context.Context) bool {
+	applied := b.Applied() // before the log's state, as in Sync
 	s, err := b.js.Stream(ctx, events.TasksStream)
 	if err != nil {
 		return false
@@ -317,7 +318,7 @@ func (b *Board) logReplaced(ctx context.Context) bool {
 	info := s.CachedInfo()
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return bus.StateOf(info).Diverged(b.logID, b.applied) != ""
+	return bus.StateOf(info).Diverged(b.logID, applied) != ""
 }
 
 func (b *Board) apply(msg jetstream.Msg) {
@@ -403,6 +404,9 @@ func (b *Board) WaitSeq(ctx context.Context, seq uint64) error {
 // Sync waits until the Board has applied everything the stream held when
 // Sync was called: after it, reads see every write acknowledged before.
 func (b *Board) Sync(ctx context.Context) error {
+	// The position first: read after the log's state, it may include
+	// events applied since, past the end that state reports.
+	applied := b.Applied()
 	s, err := b.js.Stream(ctx, events.TasksStream)
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
@@ -410,7 +414,7 @@ func (b *Board) Sync(ctx context.Context) error {
 	info := s.CachedInfo()
 	now := bus.StateOf(info)
 	b.mu.RLock()
-	replaced := b.logID != "" && now.Diverged(b.logID, b.applied) != ""
+	replaced := b.logID != "" && now.Diverged(b.logID, applied) != ""
 	b.mu.RUnlock()
 	if replaced {
 		// Waiting for this log to pass the old one's sequence would
