@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/internal/logtest"
 )
 
@@ -55,7 +56,7 @@ func TestDamagedStoreIsMovedAsideAndRebuilt(t *testing.T) {
 			if !strings.Contains(log.String(), "damaged") {
 				t.Fatalf("no word of the damage in the log:\n%s", log.String())
 			}
-			if aside, _ := filepath.Glob(dir + ".damaged-*"); len(aside) != 1 {
+			if aside := localdb.AsideOf(dir); len(aside) != 1 {
 				t.Fatalf("the damaged store was not moved aside: %v", aside)
 			}
 			for _, d := range docs {

@@ -78,6 +78,14 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 		}
 		cardsAgain = recordedLog != "" && recordedLog != log.ID()
 		rec.TaskLogReplaced = cardsAgain
+		if recordedLog == "" {
+			// Card write-back records the log it follows once it
+			// starts, after this; a stop before then would leave a later
+			// replacement of the log unnoticed here.
+			if err := s.state.setMeta(metaTasksStream, log.ID()); err != nil {
+				return rec, err
+			}
+		}
 	}
 	names := make([]string, len(s.repos))
 	for i, r := range s.repos {

@@ -59,10 +59,28 @@ func checkTable(path string, opts badger.Options) (err error) {
 	return nil
 }
 
-// MoveAside renames the damaged store in dir to dir.damaged-<time>, where
-// it stays for a person to look at or delete, and returns that path, so a
-// new store can be made in dir.
+// MoveAside moves the damaged store in dir into corrupt-<time>/ beside it
+// (for a workspace, .cuedeck/.cache/corrupt-<time>/<store>), where it stays
+// for a person to look at or delete, and returns that path, so a new store
+// can be made in dir.
 func MoveAside(dir string) (string, error) {
-	aside := dir + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	parent := filepath.Join(filepath.Dir(dir), "corrupt-"+time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return "", err
+	}
+	aside := filepath.Join(parent, filepath.Base(dir))
+	// The same store damaged twice within a second keeps both copies.
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(aside); os.IsNotExist(err) {
+			break
+		}
+		aside = filepath.Join(parent, fmt.Sprintf("%s.%d", filepath.Base(dir), i))
+	}
 	return aside, os.Rename(dir, aside)
+}
+
+// AsideOf lists where MoveAside put earlier copies of dir.
+func AsideOf(dir string) []string {
+	found, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "corrupt-*", filepath.Base(dir)+"*"))
+	return found
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/localdb"
 )
 
 // countingEmbedder returns a vector derived from the text and the model and
@@ -232,7 +233,7 @@ func TestDamagedCacheStartsEmpty(t *testing.T) {
 	}
 	c = open(t, dir)
 	defer c.Close()
-	if aside, _ := filepath.Glob(dir + ".damaged-*"); len(aside) != 1 {
+	if aside := localdb.AsideOf(dir); len(aside) != 1 {
 		t.Fatalf("the damaged cache was not moved aside: %v", aside)
 	}
 	inner := &countingEmbedder{model: "m1"}
