@@ -51,7 +51,7 @@ func newDiskGuard(dir string, srv *bus.Embedded, log *slog.Logger) *diskGuard {
 	return g
 }
 
-// Run checks the disk every second until ctx ends.
+// Run checks the disk five times a second until ctx ends.
 func (g *diskGuard) Run(ctx context.Context) error {
 	// Often enough that a burst of indexing cannot write the margin away
 	// between two looks; a look is one statfs.

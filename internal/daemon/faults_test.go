@@ -18,6 +18,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/doctor"
 	"github.com/cuedeck/cuedeck/internal/logtest"
+	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -30,6 +31,9 @@ type faultCase struct {
 	name, action string
 	detect       []string
 	damage       func(t *testing.T, ws *workspace.Workspace)
+	// embeds runs the case with the built-in model, and converging
+	// includes every document's vectors.
+	embeds bool
 }
 
 // TestFaultSuite damages the state of a stopped daemon in every way the
@@ -49,27 +53,27 @@ func TestFaultSuite(t *testing.T) {
 				if err := os.RemoveAll(ws.NATSStoreDir()); err != nil {
 					t.Fatal(err)
 				}
-			}},
+			}, false},
 		{"cue_docs block garbled mid-file", "KV_cue_docs deleted at start and rebuilt from the files",
 			[]string{"files are damaged"}, func(t *testing.T, ws *workspace.Workspace) {
 				garble(t, lastBlock(t, ws, "KV_cue_docs"), 0.5)
-			}},
+			}, false},
 		{"cue_docs block truncated", "documents cue_docs lost published again by ingest; an edge ahead of the bucket would be discarded",
 			[]string{"no longer matches its source", "republish=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, lastBlock(t, ws, "KV_cue_docs"))
-			}},
+			}, false},
 		{"CUE_TASKS truncated", "board ready at the last message held; cards whose tasks were lost published again",
 			[]string{"republish=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, lastBlock(t, ws, "CUE_TASKS"))
-			}},
+			}, false},
 		{"edge SST garbled", "edge store moved aside and replayed from cue_docs",
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				garble(t, edgeTable(t, ws), 0.5)
-			}},
+			}, false},
 		{"edge SST truncated", "edge store moved aside and replayed from cue_docs",
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, edgeTable(t, ws))
-			}},
+			}, false},
 		{"ingest state garbled", "state moved aside; documents adopted from cue_docs; every file read and compared",
 			[]string{"the state is damaged; moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				tables, _ := filepath.Glob(filepath.Join(ws.StateDir("ingest"), "*.sst"))
@@ -77,13 +81,23 @@ func TestFaultSuite(t *testing.T) {
 					t.Fatal("ingest's state has no table")
 				}
 				garble(t, tables[0], 0.5)
-			}},
+			}, false},
 		{"ingest state deleted", "documents adopted from cue_docs; every file read and compared",
 			[]string{"unrecorded_docs=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
 				if err := os.RemoveAll(ws.StateDir("ingest")); err != nil {
 					t.Fatal(err)
 				}
-			}},
+			}, false},
+		{"vector cache garbled", "cache moved aside, an empty one started; vectors kept in cue_vectors",
+			[]string{"the vector cache is damaged"}, func(t *testing.T, ws *workspace.Workspace) {
+				tables, _ := filepath.Glob(filepath.Join(ws.StateDir("embed"), "*.sst"))
+				if len(tables) == 0 {
+					t.Fatal("the vector cache has no table")
+				}
+				for _, p := range tables {
+					garble(t, p, 0.5)
+				}
+			}, true},
 	}
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 2, 4, 2, ' ', 0)
@@ -92,10 +106,17 @@ func TestFaultSuite(t *testing.T) {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			root := t.TempDir()
 			files := faultWorkspace(t, root)
-			noModel := func(cfg *workspace.Config) { cfg.Embed.Model = "none" }
+			noModel := func(cfg *workspace.Config) {
+				if !c.embeds {
+					cfg.Embed.Model = "none"
+				}
+			}
 			first := startNode(t, root, noModel)
 			acked := createTasks(t, first, root, 4)
 			waitConverged(t, first, root, files, acked, 60*time.Second)
+			if c.embeds {
+				waitEmbedded(t, first, len(files)+len(acked), 120*time.Second)
+			}
 			if err := first.stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -105,6 +126,9 @@ func TestFaultSuite(t *testing.T) {
 			start := time.Now()
 			second := startNodeLogged(t, root, noModel, slog.New(slog.NewTextHandler(&log, nil)))
 			lost, dup := waitConverged(t, second, root, files, acked, 60*time.Second)
+			if c.embeds {
+				lost += waitEmbedded(t, second, len(files)+len(acked), 120*time.Second)
+			}
 			took := time.Since(start)
 			doctorErrors := doctorErrors(t, second.ws)
 			detected := "-"
@@ -252,6 +276,28 @@ func check(n *node, root string, files map[string]string, acked []string) (lost,
 		problems = append(problems[:5], fmt.Sprintf("and %d more", len(problems)-5))
 	}
 	return lost, dup, strings.Join(problems, "; ")
+}
+
+// waitEmbedded waits until every one of docs documents has its vectors,
+// and returns how many lack them when it gives up (failing the test).
+func waitEmbedded(t *testing.T, n *node, docs int, within time.Duration) (missing int) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		rep, err := status.CollectWith(context.Background(), n.conn.JS, status.Options{EmbedModel: "builtin:use-lite"})
+		if err == nil && rep.Embeddings != nil {
+			e := rep.Embeddings
+			if e.Docs == docs && e.Vectors == docs && e.Pending == 0 {
+				return 0
+			}
+			missing = docs - e.Vectors
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("not every document embedded within %s: %d of %d lack vectors (%v)", within, missing, docs, err)
+			return missing
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // lastBlock is the newest message block of a stream of the embedded
