@@ -19,6 +19,24 @@ type WriteGate struct {
 	closed bool
 	reason string
 	open   chan struct{} // closed when the gate opens; nil while open
+	shut   chan struct{} // closed when the gate closes; nil while closed
+}
+
+// closedChan is what Closing returns for a gate already closed.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Closing returns a channel closed when the gate closes: at once if it is
+// closed. A write already past the gate can give up on it then.
+func (g *WriteGate) Closing() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return closedChan
+	}
+	if g.shut == nil {
+		g.shut = make(chan struct{})
+	}
+	return g.shut
 }
 
 // Close holds writes back, for reason (which Reason returns).
@@ -28,6 +46,10 @@ func (g *WriteGate) Close(reason string) {
 	g.reason = reason
 	if !g.closed {
 		g.closed, g.open = true, make(chan struct{})
+		if g.shut != nil {
+			close(g.shut)
+			g.shut = nil
+		}
 	}
 }
 

@@ -20,9 +20,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -50,6 +52,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/workspace"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // Options configure a daemon run.
@@ -341,11 +344,23 @@ func Run(ctx context.Context, o Options) (err error) {
 	if srv != nil {
 		// A full disk refuses writes at once, rather than after a
 		// timeout; space coming back clears the server's write errors.
-		guard = newDiskGuard(ws.NATSStoreDir(), srv, log.With("role", "disk"))
+		var stores []string
+		for _, role := range []string{"edge", "ingest", "embed", "transcripts"} {
+			stores = append(stores, ws.StateDir(role))
+		}
+		guard = newDiskGuard(ws.NATSStoreDir(), stores, srv, log.With("role", "disk"))
 		inner = guard.wrap(inner)
 	}
 	caller := metrics.Instrument(inner)
-	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log.With("role", "edge")})
+	var reconciled atomic.Bool
+	edgeFeeds := telemetry.EdgeProgress(conn.JS, mat, board)
+	progress := func() []telemetry.Progress {
+		// Not ready while documents the start comparison found lost or
+		// different are on their way back: until then some are served as
+		// they were, or not at all.
+		return append(edgeFeeds(), telemetry.Progress{Feed: "reconcile", Replayed: reconciled.Load(), GatesReady: true})
+	}
+	mon := telemetry.NewMonitor(progress, telemetry.MonitorOptions{Logger: log.With("role", "edge")})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)
 	metrics.RegisterEdgeCache(edg)
@@ -420,6 +435,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("indexer", idx.Run)
 	g.Start("extractor", xtr.Run)
 	g.Start("ingest", ing.Run)
+	g.Start("reconcile-readiness", func(ctx context.Context) error {
+		awaitReconciled(ctx, conn.JS, ing, mat, board, &reconciled)
+		<-ctx.Done() // a component that returns has failed
+		return nil
+	})
 	if tailer != nil {
 		g.Start("transcripts", tailer.Run)
 	}
@@ -581,4 +601,35 @@ func splitListen(listen string) (string, int, error) {
 		return "", 0, fmt.Errorf("port %q is not a number", portStr)
 	}
 	return host, port, nil
+}
+
+// awaitReconciled sets done once what ingest's comparison at start found
+// lost or different in cue_docs is indexed again, and the edge and the
+// task board have applied cue_docs and the task log up to where they
+// stood then (a card published again brings its task back into the log).
+func awaitReconciled(ctx context.Context, js jetstream.StreamManager, ing *ingest.Service, mat *edge.Materialiser, board *tasks.Board, done *atomic.Bool) {
+	select {
+	case <-ing.Republished():
+	case <-ctx.Done():
+		return
+	}
+	for {
+		head, err := telemetry.StreamHead(js, "KV_"+events.DocsBucket)(ctx)
+		if err == nil {
+			err = mat.WaitRevision(ctx, head)
+		}
+		if err == nil {
+			err = board.Sync(ctx)
+		}
+		if err == nil {
+			done.Store(true)
+			return
+		}
+		// The feeds' own lines in /readyz say what cannot be reached.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }

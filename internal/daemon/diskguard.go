@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/humanize"
+	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
@@ -33,6 +36,10 @@ type diskGuard struct {
 	stuck atomic.Bool
 	// freeBytes reads the free space (bus.FreeBytes; tests replace it).
 	freeBytes func(dir string) (uint64, error)
+	// stores are the Badger directories on the same disk; reserved the
+	// size each of their mapped files had when its blocks were reserved.
+	stores   []string
+	reserved map[string]int64
 }
 
 type diskState struct {
@@ -45,8 +52,14 @@ type diskState struct {
 // below it a publish may be the one that fails.
 const writeRefusedBelow = 64 << 20
 
-func newDiskGuard(dir string, srv *bus.Embedded, log *slog.Logger) *diskGuard {
-	g := &diskGuard{dir: dir, srv: srv, minFree: writeRefusedBelow, log: log, freeBytes: bus.FreeBytes}
+// reserveBelow is the free space under which the blocks of the local
+// stores' mapped files are reserved (see localdb.Reserve): 4–16 MiB per
+// store that a disk with room does not need to spend, and that another
+// program could not write away between two looks.
+const reserveBelow = 1 << 30
+
+func newDiskGuard(dir string, stores []string, srv *bus.Embedded, log *slog.Logger) *diskGuard {
+	g := &diskGuard{dir: dir, stores: stores, reserved: map[string]int64{}, srv: srv, minFree: writeRefusedBelow, log: log, freeBytes: bus.FreeBytes}
 	g.state.Store(&diskState{free: ^uint64(0)})
 	return g
 }
@@ -73,6 +86,9 @@ func (g *diskGuard) check() {
 	if err != nil {
 		return
 	}
+	if free < reserveBelow {
+		g.reserve()
+	}
 	werrs := g.srv.WriteErrors()
 	prev := g.state.Load()
 	next := &diskState{free: free, writeErrors: werrs}
@@ -93,6 +109,36 @@ func (g *diskGuard) check() {
 			return
 		}
 		g.state.Store(&diskState{free: free})
+	}
+}
+
+// reserve gives the stores' mapped files their disk blocks, once per file
+// and size: a store that writes into a page of a sparse map on a full disk
+// is killed (SIGBUS); with its blocks reserved it writes whatever another
+// program leaves free.
+func (g *diskGuard) reserve() {
+	seen := map[string]bool{}
+	for _, dir := range g.stores {
+		for _, f := range localdb.MappedFiles(dir) {
+			seen[f] = true
+			fi, err := os.Stat(f)
+			if err != nil || g.reserved[f] == fi.Size() {
+				continue
+			}
+			if err := localdb.Reserve(f); err != nil {
+				g.log.Warn("could not reserve the disk blocks of a store's write-ahead log; if the disk fills completely the store may stop the daemon (restart it once space is freed: nothing acknowledged is lost)", "file", f, "err", err)
+				continue
+			}
+			if len(g.reserved) == 0 {
+				g.log.Info("the disk is getting full: reserved the disk blocks of the local stores' write-ahead logs", "dir", g.dir)
+			}
+			g.reserved[f] = fi.Size()
+		}
+	}
+	for f := range g.reserved {
+		if !seen[f] {
+			delete(g.reserved, f)
+		}
 	}
 }
 
@@ -123,14 +169,46 @@ func (g *diskGuard) refusal() *tools.Error {
 	return &tools.Error{Code: tools.CodeInternal, Message: msg, Data: data}
 }
 
-// wrap refuses the write tools while the disk is full.
+// filledDuring is the error of a write the disk filled under: the server
+// may have stored it before it stopped answering, or may store it once
+// space returns.
+func (g *diskGuard) filledDuring() *tools.Error {
+	free := g.state.Load().free
+	return &tools.Error{Code: tools.CodeInternal,
+		Message: fmt.Sprintf("the disk holding %s filled while this write was under way (%s free): it may or may not have been stored", g.dir, humanize.Bytes(free)),
+		Data: map[string]any{
+			"reason": "disk_full", "path": g.dir, "free_bytes": free, "outcome": "unknown", "retryable": true,
+			"suggestion": "Free space on that disk; once CueDeck resumes, list_tasks shows whether the write was stored: retry only if it was not.",
+		}}
+}
+
+// wrap refuses the write tools while the disk is full, and gives up on a
+// write under way when the disk fills, rather than waiting on a server
+// that may not answer until space returns.
 func (g *diskGuard) wrap(c tools.Caller) tools.Caller {
 	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
-		if writeTools[tool] {
-			if err := g.refusal(); err != nil {
-				return nil, err
-			}
+		if !writeTools[tool] {
+			return c.Call(ctx, tool, args)
 		}
-		return c.Call(ctx, tool, args)
+		if err := g.refusal(); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		closing := bus.Writes.Closing()
+		go func() {
+			select {
+			case <-closing:
+				cancel(errDiskFilled)
+			case <-ctx.Done():
+			}
+		}()
+		out, err := c.Call(ctx, tool, args)
+		if err != nil && errors.Is(context.Cause(ctx), errDiskFilled) {
+			return nil, g.filledDuring()
+		}
+		return out, err
 	})
 }
+
+var errDiskFilled = errors.New("the disk filled")

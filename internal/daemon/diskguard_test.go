@@ -25,7 +25,7 @@ func TestDiskGuardRefusesWritesWhileTheDiskIsFull(t *testing.T) {
 	t.Cleanup(srv.Shutdown)
 	var free atomic.Uint64
 	free.Store(10 << 30)
-	g := newDiskGuard("/ws/.cuedeck/.cache/nats", srv, slog.New(slog.DiscardHandler))
+	g := newDiskGuard("/ws/.cuedeck/.cache/nats", nil, srv, slog.New(slog.DiscardHandler))
 	g.freeBytes = func(string) (uint64, error) { return free.Load(), nil }
 	t.Cleanup(bus.Writes.Open)
 	var calls atomic.Int32
@@ -67,5 +67,42 @@ func TestDiskGuardRefusesWritesWhileTheDiskIsFull(t *testing.T) {
 	}
 	if _, err := caller.Call(ctx, tools.CreateTask, nil); err != nil {
 		t.Fatalf("a write once space is back: %v", err)
+	}
+}
+
+// A write under way when the disk fills gives up on the server then, with
+// an error that says its outcome is unknown, rather than waiting on a
+// server that may not answer until space returns.
+func TestDiskGuardGivesUpOnAWriteTheDiskFillsUnder(t *testing.T) {
+	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	var free atomic.Uint64
+	free.Store(10 << 30)
+	g := newDiskGuard("/ws/.cuedeck/.cache/nats", nil, srv, slog.New(slog.DiscardHandler))
+	g.freeBytes = func(string) (uint64, error) { return free.Load(), nil }
+	t.Cleanup(bus.Writes.Open)
+	g.check()
+	started := make(chan struct{})
+	caller := g.wrap(tools.CallerFunc(func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		close(started)
+		<-ctx.Done() // a server that stopped answering
+		return nil, ctx.Err()
+	}))
+	done := make(chan error, 1)
+	go func() {
+		_, err := caller.Call(context.Background(), tools.CreateTask, nil)
+		done <- err
+	}()
+	<-started
+	free.Store(0)
+	g.check()
+	err = <-done
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Data["reason"] != "disk_full" || te.Data["outcome"] != "unknown" ||
+		!strings.Contains(te.Message, "may or may not have been stored") {
+		t.Fatalf("a write the disk filled under: %v", err)
 	}
 }

@@ -87,10 +87,17 @@ func TestFaultSuiteDisk(t *testing.T) {
 				}
 				acked = append(acked, res.ID)
 			case errors.As(err, &refusal):
-				refusedTitles = append(refusedTitles, title)
 				if took := time.Since(start); took > 2*time.Second {
 					t.Errorf("the refusal took %s; a full disk should be refused at once", took)
 				}
+				if refusal.Data["outcome"] == "unknown" {
+					// Under way when the disk filled: it may be stored,
+					// and is then expected like any card on disk.
+					t.Logf("create_task under way when the disk filled: %v", refusal)
+					refusal = nil
+					continue
+				}
+				refusedTitles = append(refusedTitles, title)
 			default:
 				// Not acknowledged: it may or may not have been stored,
 				// so it is neither counted lost nor expected.
@@ -119,12 +126,18 @@ func TestFaultSuiteDisk(t *testing.T) {
 				}
 			}
 		}
-		detected := regexp.MustCompile(`the disk is nearly full|write errors`).FindString(log.String())
+		detected := regexp.MustCompile(`the disk is nearly full`).FindString(log.String())
 		if detected == "" {
 			t.Errorf("no log line says the disk filled:\n%s", log.String())
 		}
+		// Whether the server failed a write depends on whether the disk
+		// filled before the guard's look; either way it ends converged.
+		action := "writes held below 64 MiB free; resumed when freed"
+		if strings.Contains(log.String(), "restarting the embedded NATS server") {
+			action += "; the server, which had failed a write, restarted in place"
+		}
 		row("disk full during ingest and create_task, then freed", "create_task refused (disk_full); "+detected,
-			fmt.Sprintf("writes held below %s free; resumed when freed, no restart", "64 MiB"), took, lost+l2, dup+d2, doctorErrors(t, n.ws))
+			action, took, lost+l2, dup+d2, doctorErrors(t, n.ws))
 	})
 
 	t.Run("start_with_1_GiB_free", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/doctor"
 	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/status"
+	"github.com/cuedeck/cuedeck/internal/telemetry"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -125,6 +127,12 @@ func TestFaultSuite(t *testing.T) {
 			var log logtest.Buffer
 			start := time.Now()
 			second := startNodeLogged(t, root, noModel, slog.New(slog.NewTextHandler(&log, nil)))
+			// Never ready and wrong: the moment /readyz says ready, every
+			// file and task is served as the sources hold it.
+			waitReadyz(t, second, 60*time.Second)
+			if lost, dup, why := check(second, root, files, acked, true); lost+dup > 0 {
+				t.Errorf("/readyz said ready while %d were lost and %d duplicated: %s", lost, dup, why)
+			}
 			lost, dup := waitConverged(t, second, root, files, acked, 60*time.Second)
 			if c.embeds {
 				lost += waitEmbedded(t, second, len(files)+len(acked), 120*time.Second)
@@ -209,7 +217,7 @@ func waitConverged(t *testing.T, n *node, root string, files map[string]string, 
 	deadline := time.Now().Add(within)
 	var why string
 	for {
-		lost, dup, why = check(n, root, files, acked)
+		lost, dup, why = check(n, root, files, acked, false)
 		if lost == 0 && dup == 0 {
 			return 0, 0
 		}
@@ -221,7 +229,9 @@ func waitConverged(t *testing.T, n *node, root string, files map[string]string, 
 	}
 }
 
-func check(n *node, root string, files map[string]string, acked []string) (lost, dup int, why string) {
+// check compares what n serves, and unless servedOnly the card files,
+// with the sources.
+func check(n *node, root string, files map[string]string, acked []string, servedOnly bool) (lost, dup int, why string) {
 	var problems []string
 	for p, want := range files {
 		res, err := n.readDoc(p, "")
@@ -261,6 +271,9 @@ func check(n *node, root string, files map[string]string, acked []string) (lost,
 		}
 	}
 	for _, id := range acked {
+		if servedOnly {
+			break
+		}
 		if _, err := os.Stat(filepath.Join(root, ".cuedeck", "cards", id+".md")); err != nil {
 			lost++
 			problems = append(problems, "card of "+id+" missing")
@@ -276,6 +289,23 @@ func check(n *node, root string, files map[string]string, acked []string) (lost,
 		problems = append(problems[:5], fmt.Sprintf("and %d more", len(problems)-5))
 	}
 	return lost, dup, strings.Join(problems, "; ")
+}
+
+// waitReadyz polls n's /readyz until it answers ready.
+func waitReadyz(t *testing.T, n *node, within time.Duration) {
+	t.Helper()
+	url := strings.TrimSuffix(n.info.MCPURL, telemetry.PathMCP) + telemetry.PathReady
+	deadline := time.Now().Add(within)
+	for {
+		code, body := httpGet(t, url)
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz not ready within %s: %d %s", within, code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // waitEmbedded waits until every one of docs documents has its vectors,

@@ -47,6 +47,17 @@ type Service struct {
 	// runID tells this run's publishes of files reconcile found stale
 	// from the publishes they repeat (again).
 	runID string
+
+	// republished is closed once the files the comparison at start found
+	// lost or different have been published again and taken by the
+	// indexer (at once when it found none).
+	republished     chan struct{}
+	republishedOnce sync.Once
+	againMu         sync.Mutex
+	// againSeqs are the CUE_INGEST sequences of the publishes that repeat
+	// what the start comparison found, until the scan after it is over.
+	againSeqs   []uint64
+	againClosed bool
 }
 
 // New validates cfg and returns a Service publishing through conn. A nil
@@ -63,7 +74,7 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), compared: make(chan struct{}), seed: maphash.MakeSeed(), runID: uuid.NewString()}
+	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), compared: make(chan struct{}), republished: make(chan struct{}), seed: maphash.MakeSeed(), runID: uuid.NewString()}
 	for _, rc := range cfg.Repos {
 		r, err := newRepo(s, rc)
 		if err != nil {
@@ -90,6 +101,9 @@ func (s *Service) compare(ctx context.Context) bool {
 		return false
 	}
 	s.reconciled.Store(&rec)
+	if rec.Stale == 0 && rec.Orphans == 0 {
+		s.republishedOnce.Do(func() { close(s.republished) })
+	}
 	level := slog.LevelInfo
 	found := rec.Stale > 0 || rec.Orphans > 0 || rec.StreamReplaced || rec.TaskLogReplaced
 	if found {
@@ -229,6 +243,7 @@ func (s *Service) Run(ctx context.Context) (err error) {
 	if ctx.Err() == nil {
 		close(s.scanDone)
 		s.logger.Info("ingest: initial scan done", "repos", len(s.repos))
+		writers.Go(func() { s.awaitRepublished(ctx) })
 	}
 
 	// Shut down in order: stop the watchers, scanners and card writer, then let the
@@ -295,6 +310,56 @@ func (s *Service) Stats() Stats {
 		out.Repos = append(out.Repos, r.snapshot())
 	}
 	return out
+}
+
+// Republished is closed once what the comparison at start found lost or
+// different in cue_docs has been published again and taken by the
+// indexer: closed with Compared when it found nothing, never when Run
+// stopped first. Readiness waits for it: before, a document may be
+// served as it was, or not at all.
+func (s *Service) Republished() <-chan struct{} { return s.republished }
+
+// publishedAgain notes the sequence of a publish that repeats one the
+// comparison found lost.
+func (s *Service) publishedAgain(seq uint64) {
+	s.againMu.Lock()
+	defer s.againMu.Unlock()
+	if !s.againClosed {
+		s.againSeqs = append(s.againSeqs, seq)
+	}
+}
+
+// awaitRepublished waits, after the scan that follows the start
+// comparison, until the indexer has taken every publish that scan
+// repeated (CUE_INGEST is a work queue: a taken message is gone), then
+// closes Republished.
+func (s *Service) awaitRepublished(ctx context.Context) {
+	s.againMu.Lock()
+	seqs := slices.Clone(s.againSeqs)
+	s.againSeqs, s.againClosed = nil, true
+	s.againMu.Unlock()
+	slices.Sort(seqs)
+	var stream jetstream.Stream
+	for len(seqs) > 0 {
+		var err error
+		if stream == nil {
+			stream, err = s.conn.JS.Stream(ctx, events.IngestStream)
+		}
+		if err == nil {
+			_, err = stream.GetMsg(ctx, seqs[0])
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				seqs = seqs[1:]
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	s.republishedOnce.Do(func() { close(s.republished) })
+	s.logger.Info("ingest: what the comparison at start found lost or different is indexed again")
 }
 
 // again is msgID for a publish that repeats one reconcile found lost:

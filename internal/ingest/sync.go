@@ -159,6 +159,9 @@ func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next 
 		return err
 	}
 	next.Seq = ack.Sequence
+	if again {
+		r.s.publishedAgain(ack.Sequence)
+	}
 	r.mu.Lock()
 	r.stats.Upserted++
 	r.stats.Published++
@@ -190,9 +193,14 @@ func (r *repo) putBlob(ctx context.Context, sha string, content []byte) error {
 
 func (r *repo) publishDelete(ctx context.Context, rel string, prev fileState) error {
 	ev := events.FileDeleted{Repo: r.name, Path: rel, PrevSHA256: prev.SHA256, PrevMod: prev.modTime().UTC()}
-	msgID := r.s.again(events.FileDeletedMsgID(r.name, rel, prev.SHA256, prev.modTime()), prev.Stale || prev.Size < 0)
-	if _, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev); err != nil {
+	again := prev.Stale || prev.Size < 0
+	msgID := r.s.again(events.FileDeletedMsgID(r.name, rel, prev.SHA256, prev.modTime()), again)
+	ack, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev)
+	if err != nil {
 		return err
+	}
+	if again {
+		r.s.publishedAgain(ack.Sequence)
 	}
 	r.mu.Lock()
 	r.stats.Deleted++
@@ -210,12 +218,16 @@ func (r *repo) publishSkip(ctx context.Context, rel string, prev fileState, had 
 		return nil
 	}
 	ev := events.FileSkipped{Repo: r.name, Path: rel, Size: size, ModTime: mod.UTC(), Reason: reason, Detail: detail}
-	msgID := r.s.again(events.FileSkippedMsgID(r.name, rel, reason, size, mod), had && (prev.Stale || prev.Size < 0))
+	again := had && (prev.Stale || prev.Size < 0)
+	msgID := r.s.again(events.FileSkippedMsgID(r.name, rel, reason, size, mod), again)
 	ack, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev)
 	if err != nil {
 		return err
 	}
 	next.Seq = ack.Sequence
+	if again {
+		r.s.publishedAgain(ack.Sequence)
+	}
 	r.mu.Lock()
 	r.stats.Skipped[reason]++
 	r.stats.Published++

@@ -84,3 +84,13 @@ func AsideOf(dir string) []string {
 	found, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "corrupt-*", filepath.Base(dir)+"*"))
 	return found
 }
+
+// MappedFiles are the files of the Badger store in dir that Badger writes
+// through memory maps while it runs: its memtables and its discard stats.
+func MappedFiles(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	if _, err := os.Stat(filepath.Join(dir, "DISCARD")); err == nil {
+		files = append(files, filepath.Join(dir, "DISCARD"))
+	}
+	return files
+}
