@@ -424,3 +424,54 @@ func TestDoctorReportsCardsTheTaskLogLacks(t *testing.T) {
 		t.Fatalf("the finding: %q", found)
 	}
 }
+
+// cue doctor compares every document cue_docs holds with its file: here
+// one record names a file that does not exist and another an older
+// version of a file, as a restored or foreign bucket would.
+func TestDoctorReportsDocumentsThatDifferFromTheirFiles(t *testing.T) {
+	root := t.TempDir()
+	files := faultWorkspace(t, root)
+	n := startNode(t, root, func(cfg *workspace.Config) { cfg.Embed.Model = "none" })
+	waitConverged(t, n, root, files, nil, 60*time.Second)
+	if got := doctorErrors(t, n.ws); got != 0 {
+		t.Fatalf("%d doctor errors on a converged workspace", got)
+	}
+	ctx := context.Background()
+	kv, err := n.conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(path, sha string) {
+		b, err := events.Encode(events.DocRecord{Repo: n.info.Repo, Path: path, SHA256: sha, Size: 1, ModTime: time.Now().UTC(), SourceSeq: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Put(ctx, events.DocKey(n.info.Repo, path), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("docs/ghost.md", events.SHA256Hex([]byte("# Ghost\n")))
+	put("docs/topic03.md", events.SHA256Hex([]byte("# Topic 3, as it was\n")))
+	rep, err := doctor.Run(ctx, n.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var differ, gone string
+	for _, f := range rep.Findings {
+		if f.Severity != doctor.Error {
+			continue
+		}
+		switch {
+		case strings.Contains(f.Msg, "differ from their files"):
+			differ = f.Msg
+		case strings.Contains(f.Msg, "have no file any more"):
+			gone = f.Msg
+		}
+	}
+	if !strings.Contains(differ, "1 indexed documents") || !strings.Contains(differ, "docs/topic03.md") || !strings.Contains(differ, "cue up") {
+		t.Errorf("the finding of the changed file: %q", differ)
+	}
+	if !strings.Contains(gone, "docs/ghost.md") || !strings.Contains(gone, "cue up") {
+		t.Errorf("the finding of the missing file: %q", gone)
+	}
+}

@@ -91,7 +91,7 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 	for i, r := range s.repos {
 		names[i] = r.name
 	}
-	docs, err := readDocSummaries(ctx, s.conn.JS, names)
+	docs, err := ReadDocSummaries(ctx, s.conn.JS, names)
 	if err != nil {
 		return rec, err
 	}
@@ -239,10 +239,10 @@ func taskPaths(ctx context.Context, js jetstream.JetStream, repos []string) (map
 // stallAfter is how long readThrough waits for the next message.
 const stallAfter = 10 * time.Second
 
-// readDocSummaries reads the summary of the last entry of every key of
+// ReadDocSummaries reads the summary of the last entry of every key of
 // repos in cue_docs, keyed by DocKey; deleted and purged keys are left
 // out. Entries written before they carried summaries are read whole.
-func readDocSummaries(ctx context.Context, js jetstream.JetStream, repos []string) (map[string]events.DocSummary, error) {
+func ReadDocSummaries(ctx context.Context, js jetstream.JetStream, repos []string) (map[string]events.DocSummary, error) {
 	out := map[string]events.DocSummary{}
 	if len(repos) == 0 {
 		return out, nil
