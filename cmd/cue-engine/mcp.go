@@ -11,6 +11,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/workspace"
 )
 
 // cmdMCP serves MCP over stdio for one agent. The tools run in the
@@ -32,31 +33,45 @@ func cmdMCP(args []string) error {
 	if err != nil {
 		return err
 	}
-	info, err := startBackground(ws, "info")
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	conn, err := bus.Connect(cctx, info.NATSURL, bus.ConnectOptions{Name: "cue-mcp", Logger: log})
-	cancel()
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
 	cfg, err := ws.LoadConfig()
 	if err != nil {
 		return err
 	}
 	token := envOr("CUE_TOKEN", cfg.MCP.QueryToken)
-	// On a laptop joined to a team: the team's edges first, the daemon
-	// when none answers.
-	caller, err := daemon.Caller(conn.NC, info, token, log)
+	link := &daemonLink{
+		ws: ws, log: log, wait: 2 * time.Second,
+		start: func() (workspace.DaemonInfo, error) { return startBackground(ws, "info") },
+		dial: func(ctx context.Context, info workspace.DaemonInfo) (*linkConn, error) {
+			conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: "cue-mcp", Logger: log})
+			if err != nil {
+				return nil, err
+			}
+			// On a laptop joined to a team: the team's edges first, the
+			// daemon when none answers.
+			caller, err := daemon.Caller(conn.NC, info, token, log)
+			if err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return newLinkConn(info, conn, caller), nil
+		},
+	}
+	// The first daemon is found or started before serving, as ever: an
+	// error here (a broken config, a disk too full) reaches the agent's
+	// log at once.
+	first, err := link.connectNew()
 	if err != nil {
 		return err
 	}
+	link.cur = first
+	defer func() {
+		if l := link.current(); l != nil {
+			l.close()
+		}
+	}()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	// Each agent's process is its own client for the edge's rate limits.
 	client := fmt.Sprintf("cue-mcp:%d", os.Getpid())
-	return mcpserver.ServeStdio(ctx, mcpserver.New(caller, mcpserver.Options{Logger: log, Client: client}))
+	return mcpserver.ServeStdio(ctx, mcpserver.New(link, mcpserver.Options{Logger: log, Client: client}))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -175,5 +176,68 @@ func TestMCPClientsOverStdioAndHTTP(t *testing.T) {
 	}
 	if _, err := ws.ReadDaemonInfo(); !errors.Is(err, workspace.ErrNoDaemon) {
 		t.Fatalf("after cue down the daemon file must be gone: %v", err)
+	}
+}
+
+// The daemon is killed under a live `cue mcp`: the agent's next calls
+// reach a new daemon, started by `cue mcp` itself, within 5 s, without the
+// agent restarting its MCP server; a write made afterwards lands once.
+func TestMCPOutlivesItsDaemon(t *testing.T) {
+	root := sampleWorkspace(t)
+	ws := &workspace.Workspace{Root: root}
+	t.Cleanup(func() { exec.Command(bin("cue"), "down", "--workspace", root).Run() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-test", Version: "0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin("cue"), "mcp", "--workspace", root)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	goSDKSession(ctx, t, cs)
+
+	for round := range 2 {
+		before, err := ws.ReadDaemonInfo()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(before.PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		bustest.Eventually(t, 10*time.Second, "the daemon gone", func() bool { return !workspace.ProcessAlive(before.PID) })
+		attempts := 0
+		for {
+			attempts++
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.ReadDoc, Arguments: map[string]any{"path": "docs/api.md"}})
+			if err == nil && !res.IsError && strings.Contains(res.Content[0].(*mcp.TextContent).Text, "1001 means file not found") {
+				break
+			}
+			var wire *jsonrpc.Error
+			if !errors.As(err, &wire) || !strings.Contains(string(wire.Data), `"retryable":true`) {
+				t.Fatalf("round %d: a call after the kill failed without saying it may be retried: %v", round, err)
+			}
+			if time.Since(killed) > 5*time.Second {
+				t.Fatalf("round %d: still failing %s after the kill: %v", round, time.Since(killed), err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		took := time.Since(killed)
+		t.Logf("round %d: answered %s after the kill, on attempt %d", round, took.Round(time.Millisecond), attempts)
+		if took > 5*time.Second {
+			t.Errorf("round %d: the first answer came %s after the kill; want within 5s", round, took)
+		}
+		after, err := ws.ReadDaemonInfo()
+		if err != nil || after.PID == before.PID {
+			t.Fatalf("round %d: no new daemon: %+v %v", round, after, err)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.CreateTask, Arguments: map[string]any{"title": "Made after two kills"}})
+	if err != nil || res.IsError {
+		t.Fatalf("create_task after the kills: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.ListTasks, Arguments: map[string]any{}})
+	if err != nil || strings.Count(res.Content[0].(*mcp.TextContent).Text, "Made after two kills") != 1 {
+		t.Fatalf("list_tasks: %v %+v", err, res)
 	}
 }

@@ -142,9 +142,6 @@ func (g *diskGuard) reserve() {
 	}
 }
 
-// writeTools are the tools that publish.
-var writeTools = map[string]bool{tools.CreateTask: true, tools.UpdateTask: true}
-
 // refusal is the error a write gets now, nil when writes are accepted.
 func (g *diskGuard) refusal() *tools.Error {
 	st := g.state.Load()
@@ -187,7 +184,7 @@ func (g *diskGuard) filledDuring() *tools.Error {
 // that may not answer until space returns.
 func (g *diskGuard) wrap(c tools.Caller) tools.Caller {
 	return tools.CallerFunc(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
-		if !writeTools[tool] {
+		if !tools.Writes(tool) {
 			return c.Call(ctx, tool, args)
 		}
 		if err := g.refusal(); err != nil {
