@@ -35,9 +35,13 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body; larger ones get 413. Zero means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// SessionTimeout closes stateful sessions idle this long; zero keeps
-	// them until the client ends them.
+	// SessionTimeout closes stateful sessions idle this long; zero means
+	// DefaultSessionTimeout, negative keeps them until the client ends
+	// them.
 	SessionTimeout time.Duration
+	// BodyReadTimeout bounds reading one request body; zero means the
+	// default, BodyReadTimeout.
+	BodyReadTimeout time.Duration
 	// Logger receives the transport's logs; nil discards them.
 	Logger *slog.Logger
 	// Tokens, when it holds any, must authenticate every request; each
@@ -87,6 +91,9 @@ func mcpHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.SessionTimeout == 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{
 		Stateless:           opts.Stateless,
 		JSONResponse:        opts.JSONResponse,
@@ -94,43 +101,72 @@ func mcpHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 		SessionTimeout:      opts.SessionTimeout,
 		Logger:              opts.Logger,
 	})
-	if opts.Stateless {
-		return h
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = BodyReadTimeout
 	}
-	return refuseDiscover(h, opts.MaxBodyBytes)
+	return readBody(h, !opts.Stateless, opts.MaxBodyBytes, opts.BodyReadTimeout)
 }
 
-// refuseDiscover answers server/discover on a stateful handler as a server
-// from before protocol 2026-07-28 would, with the legacy versions it
-// speaks, so that every client falls back to the initialize handshake.
-//
-// The SDK answers discover on a stateful handler with the legacy versions
-// but then rejects 2026-07-28 requests; mcp-go v1.2.1 ignores the list,
-// settles on 2026-07-28 and fails on its first call.
-func refuseDiscover(h http.Handler, maxBody int64) http.Handler {
+// DefaultSessionTimeout closes a stateful session idle this long: a client
+// that went away without ending its session leaves nothing behind.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// BodyReadTimeout bounds reading one request body: a client that sends
+// it slowly, or not at all, does not hold a connection for longer.
+const BodyReadTimeout = 10 * time.Second
+
+// readBody reads a POST's body within timeout and refuses a
+// JSON-RPC batch with -32600, as stdio does (MCP has had no batching since
+// 2025-06-18; the SDK would answer a batch of any size); on a stateful
+// handler it also answers server/discover (refuseDiscover).
+func readBody(h http.Handler, stateful bool, maxBody int64, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			h.ServeHTTP(w, r)
 			return
 		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 		r.Body.Close()
+		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
 			http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
+		if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: batches are not supported (MCP has no JSON-RPC batching since 2025-06-18): send one message per request"}}` + "\n"))
+			return
 		}
-		if json.Unmarshal(body, &msg) == nil && msg.Method == "server/discover" && len(msg.ID) > 0 {
-			writeUnsupportedVersion(w, msg.ID)
+		if stateful && refuseDiscover(w, body) {
 			return
 		}
 		// The SDK enforces the body limit on what is passed on.
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// refuseDiscover answers server/discover on a stateful handler as a server
+// from before protocol 2026-07-28 would, with the legacy versions it
+// speaks, so that every client falls back to the initialize handshake; it
+// reports whether body was that request.
+//
+// The SDK answers discover on a stateful handler with the legacy versions
+// but then rejects 2026-07-28 requests; mcp-go v1.2.1 ignores the list,
+// settles on 2026-07-28 and fails on its first call.
+func refuseDiscover(w http.ResponseWriter, body []byte) bool {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) == nil && msg.Method == "server/discover" && len(msg.ID) > 0 {
+		writeUnsupportedVersion(w, msg.ID)
+		return true
+	}
+	return false
 }
 
 func writeUnsupportedVersion(w http.ResponseWriter, id json.RawMessage) {

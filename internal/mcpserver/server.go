@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,8 +83,18 @@ func New(caller tools.Caller, opts Options) *mcp.Server {
 	return s
 }
 
+// MaxArgumentBytes bounds one call's arguments, whatever the transport:
+// the largest (a conversation for prune_conversation) fit well within it,
+// and the embedded NATS server carries 8 MiB.
+const MaxArgumentBytes = 4 << 20
+
 func handler(caller tools.Caller, tool string, opts Options) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if n := len(req.Params.Arguments); n > MaxArgumentBytes {
+			return nil, wireError(tool, &tools.Error{Code: tools.CodeInvalidParams,
+				Message: fmt.Sprintf("Invalid params: the arguments are %d bytes; at most %d", n, MaxArgumentBytes),
+				Data:    map[string]any{"bytes": n, "limit": MaxArgumentBytes}}, opts.Logger)
+		}
 		ctx, notices := tools.WithNotices(ctx)
 		out, err := caller.Call(access.WithIdentity(ctx, identity(req, opts.Client)), tool, req.Params.Arguments)
 		if err != nil {
@@ -129,9 +141,11 @@ func wireError(tool string, err error, log *slog.Logger) *jsonrpc.Error {
 	err = tools.RedactError(err)
 	var te *tools.Error
 	if errors.As(err, &te) {
-		we := &jsonrpc.Error{Code: int64(te.Code), Message: te.Message}
+		// An error quotes at most a short prefix of what it was sent: a
+		// 900 KB argument refused for its length is not echoed back.
+		we := &jsonrpc.Error{Code: int64(te.Code), Message: shorten(te.Message, maxEchoBytes)}
 		if len(te.Data) > 0 {
-			data, merr := json.Marshal(te.Data)
+			data, merr := json.Marshal(shortenValues(te.Data))
 			if merr == nil {
 				we.Data = data
 			} else {
@@ -157,4 +171,51 @@ func isObject(raw json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// maxEchoBytes bounds each string an error carries back to the client.
+const maxEchoBytes = 512
+
+// shorten cuts s to at most limit bytes (on a rune boundary) and says how
+// long it was.
+func shorten(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
+}
+
+// shortenValues is data with every string in it shortened.
+func shortenValues(data map[string]any) map[string]any {
+	out := make(map[string]any, len(data))
+	for k, v := range data {
+		out[k] = shortenValue(v)
+	}
+	return out
+}
+
+func shortenValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return shorten(v, maxEchoBytes)
+	case map[string]any:
+		return shortenValues(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = shortenValue(e)
+		}
+		return out
+	case []string:
+		out := make([]string, len(v))
+		for i, e := range v {
+			out[i] = shorten(e, maxEchoBytes)
+		}
+		return out
+	}
+	return v
 }

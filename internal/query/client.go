@@ -83,6 +83,10 @@ func (c *Client) Call(ctx context.Context, tool string, args json.RawMessage) (j
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil, noEdge(subject, "No edge is serving", "Start the workspace daemon with `cue up`.", err)
+	case errors.Is(err, nats.ErrMaxPayload):
+		return nil, &tools.Error{Code: tools.CodeInvalidParams,
+			Message: fmt.Sprintf("Invalid params: the arguments are %d bytes; the NATS server carries at most %d", len(args), c.nc.MaxPayload()),
+			Data:    map[string]any{"bytes": len(args), "limit": c.nc.MaxPayload()}}
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, noEdge(subject, "No edge answered in time", "Check `cue status`; the edge may be busy or unreachable.", err)
 	case err != nil:

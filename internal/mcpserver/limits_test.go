@@ -1,0 +1,133 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// A batch is refused with -32600 on HTTP as on stdio, whatever its size.
+func TestHTTPRefusesBatches(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		url := serveHTTP(t, mcpserver.HTTPOptions{Stateless: stateless})
+		batch := "[" + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"tools/list"},`, 1000), ",") + "]"
+		resp, err := http.Post(url, "application/json", strings.NewReader(batch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var msg struct {
+			ID    any `json:"id"`
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &msg) != nil || msg.Error.Code != -32600 || msg.ID != nil || len(body) > 512 {
+			t.Errorf("stateless=%v: a batch of 1000: %d %s", stateless, resp.StatusCode, body)
+		}
+	}
+}
+
+// A body sent too slowly is cut off, and the connection freed.
+func TestHTTPCutsOffASlowBody(t *testing.T) {
+	url := serveHTTP(t, mcpserver.HTTPOptions{BodyReadTimeout: 200 * time.Millisecond})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{\"jsonrpc\":", strings.TrimPrefix(url, "http://"))
+	start := time.Now()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a stalled body: %d, want 400", resp.StatusCode)
+	}
+	t.Logf("a stalled body cut off after %s", time.Since(start).Round(time.Millisecond))
+}
+
+// A stateful session idle longer than SessionTimeout is closed: requests
+// naming it get 404, and the client must initialize again.
+func TestHTTPSessionsExpire(t *testing.T) {
+	url := serveHTTP(t, mcpserver.HTTPOptions{SessionTimeout: 100 * time.Millisecond})
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initialize("2025-06-18")))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatal("no session id")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle session still answers %d after 10s", resp.StatusCode)
+		}
+		// Each request would keep it alive: wait past the timeout.
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// An error quotes at most a short prefix of what it was sent.
+func TestErrorsDoNotEchoLongValues(t *testing.T) {
+	long := strings.Repeat("z", 900<<10)
+	caller := tools.CallerFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return nil, &tools.Error{Code: tools.CodeInvalidParams, Message: "query is too long: " + long,
+			Data: map[string]any{"value": long, "nested": map[string]any{"values": []any{long}}}}
+	})
+	srv := httptest.NewServer(mcpserver.HTTPHandler(mcpserver.New(caller, mcpserver.Options{}), mcpserver.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tools.ReadContext, Arguments: map[string]any{"query": "q"}})
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire.Code != tools.CodeInvalidParams {
+		t.Fatalf("the call: %v", err)
+	}
+	if n := len(wire.Message) + len(wire.Data); n > 4096 || !strings.Contains(wire.Message, "bytes in all") {
+		t.Errorf("the error is %d bytes: %.200s", n, wire.Message)
+	}
+}
