@@ -85,14 +85,14 @@ func (d *daemonLink) Call(ctx context.Context, tool string, args json.RawMessage
 		if err == nil || ctx.Err() != nil || !d.gone(l) {
 			return out, err
 		}
-		if sent && tools.Writes(tool) {
+		if sent && tools.Writes(tool) && !hasRequestID(args) {
 			// It may have been made before the daemon went: making it
 			// again could make it twice.
 			d.reconnect(l)
 			return nil, &tools.Error{Code: tools.CodeInternal,
 				Message: "the CueDeck daemon stopped while this call was under way: it may or may not have been made; the daemon is being started again",
 				Data: map[string]any{"reason": "daemon_restarting", "outcome": "unknown", "retryable": true, "retry_after_ms": 1000,
-					"suggestion": "Check with list_tasks whether the write was made before making it again."}}
+					"suggestion": "Check with list_tasks whether the write was made before making it again, or give writes a request_id: a retry with it writes at most once."}}
 		}
 	} else if l != nil && !d.gone(l) {
 		// Dropped but the same daemon runs: the client reconnects by
@@ -201,4 +201,13 @@ func (d *daemonLink) connectNew() (*linkConn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return d.dial(ctx, info)
+}
+
+// hasRequestID reports whether a write's arguments carry a request_id:
+// made again, it is written at most once.
+func hasRequestID(args json.RawMessage) bool {
+	var a struct {
+		RequestID string `json:"request_id"`
+	}
+	return json.Unmarshal(args, &a) == nil && a.RequestID != ""
 }

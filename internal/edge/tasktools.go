@@ -278,7 +278,8 @@ func dedupe(ids []string) []string {
 }
 
 // taskError maps the Board's and the dependency check's errors to the
-// seed's: DependencyNotFound (1001), CircularDependency (1002).
+// seed's: DependencyNotFound (1001), CircularDependency (1002); and a
+// write that lost every race to Busy (1008).
 func taskError(err error) error {
 	var missing *tasks.MissingDependencyError
 	var cycle *graph.CycleError
@@ -287,8 +288,17 @@ func taskError(err error) error {
 		return tools.DependencyNotFound(missing.TaskID, missing.Missing)
 	case errors.As(err, &cycle):
 		return tools.CircularDependency(cycle.Path)
+	case errors.Is(err, tasks.ErrConflict):
+		return tools.Busy("", 100*time.Millisecond)
 	}
 	return err
+}
+
+// requestReused refuses a request id already used for another call.
+func requestReused(id string, prior *events.TaskEvent) *tools.Error {
+	return &tools.Error{Code: tools.CodeInvalidParams, Message: "Invalid params: request_id was used for another call",
+		Data: map[string]any{"request_id": id, "used_for": string(prior.Op), "task_id": prior.Task.ID,
+			"suggestion": "Use a new request_id (e.g. a UUID) for each call; reuse one only to retry the same call"}}
 }
 
 // createTask is seed 002 §4. It fails with DependencyNotFound (1001) when
@@ -308,7 +318,7 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	deps := dedupe(a.DependsOn)
 	tags := dedupe(a.Tags)
 	var created events.Task
-	_, err = e.board.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+	_, prior, err := e.board.MutateRequest(ctx, repo, a.RequestID, func(cur map[string]events.Task) (events.TaskEvent, error) {
 		id := tasks.NewID(now, a.Title, func(id string) bool { _, ok := cur[id]; return ok })
 		if err := tasks.CheckDependencies(cur, id, deps); err != nil {
 			return events.TaskEvent{}, err
@@ -327,6 +337,12 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	}
 	if err != nil {
 		return nil, taskError(err)
+	}
+	if prior != nil {
+		if prior.Op != events.TaskCreated {
+			return nil, requestReused(a.RequestID, prior)
+		}
+		created = prior.Task
 	}
 	return json.Marshal(tools.CreateTaskResult{
 		ID:   created.ID,
@@ -364,7 +380,7 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	}
 	now := e.now()
 	var updated events.Task
-	_, err = e.board.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
+	_, prior, err := e.board.MutateRequest(ctx, repo, a.RequestID, func(cur map[string]events.Task) (events.TaskEvent, error) {
 		t, ok := cur[a.ID]
 		if !ok {
 			return events.TaskEvent{}, tools.TaskNotFound(repo, a.ID)
@@ -394,6 +410,12 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	})
 	if err != nil {
 		return nil, taskError(err)
+	}
+	if prior != nil {
+		if prior.Op != events.TaskUpdated || prior.Task.ID != a.ID {
+			return nil, requestReused(a.RequestID, prior)
+		}
+		updated = prior.Task
 	}
 	return json.Marshal(tools.UpdateTaskResult{
 		ID: updated.ID, Title: updated.Title, Status: updated.Status, Assignee: nullable(updated.Assignee),

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -36,14 +37,15 @@ type Stream interface {
 }
 
 // ErrConflict is returned by Mutate and Append when the repo's log kept
-// moving under every attempt: other writers won MaxAttempts races in a row.
+// moving under every attempt until the context's deadline: writers on
+// other edges won every race.
 var ErrConflict = errors.New("tasks: task log changed during every attempt")
 
 // ErrClosed is returned by waits when the Board's Run has ended.
 var ErrClosed = errors.New("tasks: board stopped")
 
-// MaxAttempts bounds the optimistic retries of one mutation.
-const MaxAttempts = 8
+// maxPause bounds the pause between two attempts of one mutation.
+const maxPause = 50 * time.Millisecond
 
 // DefaultMutateTimeout bounds Mutate and Append when their context has no
 // deadline.
@@ -60,6 +62,14 @@ type repoState struct {
 	order []events.Task
 	pos   map[string]int
 	dirty bool
+	// requests are the events the log holds for a client's request id,
+	// with their sequences.
+	requests map[string]requestRecord
+}
+
+type requestRecord struct {
+	ev  events.TaskEvent
+	seq uint64
 }
 
 func compareTasks(x, y *events.Task) int {
@@ -122,6 +132,9 @@ type Board struct {
 	// recheck asks the follower to compare the log now (Sync found it
 	// replaced).
 	recheck chan struct{}
+	// writers holds, per repo, the turn of the writes through this Board
+	// (a channel of one).
+	writers sync.Map
 }
 
 // NewBoard returns an empty Board over js. A nil logger discards.
@@ -351,6 +364,14 @@ func (b *Board) apply(msg jetstream.Msg) {
 		b.logger.Warn("undecodable task event", "subject", msg.Subject(), "stream_seq", seq, "err", derr)
 		return
 	}
+	if te.RequestID != "" {
+		if r.requests == nil {
+			r.requests = map[string]requestRecord{}
+		}
+		if _, seen := r.requests[te.RequestID]; !seen {
+			r.requests[te.RequestID] = requestRecord{ev: te, seq: seq}
+		}
+	}
 	switch te.Op {
 	case events.TaskDeleted:
 		if _, ok := r.tasks[te.Task.ID]; ok {
@@ -540,41 +561,64 @@ func (b *Board) Append(ctx context.Context, ev events.TaskEvent, validate func(c
 
 // Mutate builds an event from repo's current tasks and publishes it,
 // expecting the repo's subject not to have moved since those tasks were
-// read. If it has, the Board catches up and build runs again on the new
-// state, up to MaxAttempts times with a growing pause; so an update computed
-// from stale state is never written, and a check (a dependency exists, no
-// cycle) holds on the state the event is appended to. build must not keep or
-// modify the map.
+// read. If it has (another edge wrote), the Board catches up and build
+// runs again on the new state, with a growing, jittered pause, until ctx's
+// deadline; so an update computed from stale state is never written, and a
+// check (a dependency exists, no cycle) holds on the state the event is
+// appended to. Writes through one Board to one repo take turns: they never
+// race each other. build must not keep or modify the map.
 //
 // When build fails, Mutate first catches up with the stream and tries once
 // more, so a lagging board does not refuse what the log allows (a task
 // another edge just created). It returns the event's stream sequence once
 // the Board has applied it, so reads after Mutate see the write. An error
-// from build on the caught-up state is returned as is;
-// ErrConflict if every attempt lost the race; otherwise a publish error.
+// from build on the caught-up state is returned as is; ErrConflict if
+// every attempt lost the race until the deadline; otherwise a publish
+// error.
 func (b *Board) Mutate(ctx context.Context, repo string, build func(current map[string]events.Task) (events.TaskEvent, error)) (uint64, error) {
+	seq, _, err := b.MutateRequest(ctx, repo, "", build)
+	return seq, err
+}
+
+// MutateRequest is Mutate for a client's request: when the repo's log
+// already holds an event made for requestID (a retry of a call whose
+// answer was lost), nothing is built or written, and that event is
+// returned as prior with its sequence. An empty requestID is Mutate.
+func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build func(current map[string]events.Task) (events.TaskEvent, error)) (seq uint64, prior *events.TaskEvent, err error) {
 	if err := events.ValidateRepo(repo); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultMutateTimeout)
 		defer cancel()
 	}
-	pause := 2 * time.Millisecond
+	unlock, err := b.writeTurn(ctx, repo)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer unlock()
+	pause := time.Millisecond
 	synced := false
-	for attempt := 0; attempt < MaxAttempts; attempt++ {
+	for attempt := 1; ; attempt++ {
 		var (
-			ev  events.TaskEvent
-			seq uint64
-			err error
+			ev     events.TaskEvent
+			expect uint64
+			err    error
 		)
 		// The tasks and the sequence are read under one lock, so the
 		// publish expects exactly the state build saw.
 		b.mu.RLock()
 		current := map[string]events.Task{}
-		if r := b.repos[repo]; r != nil {
-			current, seq = r.tasks, r.seq
+		r := b.repos[repo]
+		if r != nil {
+			current, expect = r.tasks, r.seq
+		}
+		if r != nil && requestID != "" {
+			if rec, ok := r.requests[requestID]; ok {
+				b.mu.RUnlock()
+				return rec.seq, &rec.ev, nil
+			}
 		}
 		ev, err = build(current)
 		b.mu.RUnlock()
@@ -582,39 +626,66 @@ func (b *Board) Mutate(ctx context.Context, repo string, build func(current map[
 			// This board may lag the stream (a task another edge just
 			// created): refuse only on the state of the whole log.
 			if synced {
-				return 0, err
+				return 0, nil, err
 			}
 			if err := b.Sync(ctx); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 			synced = true
-			attempt--
 			continue
 		}
-		ev.Repo = repo
-		ack, err := b.publish(ctx, ev, seq)
+		ev.Repo, ev.RequestID = repo, requestID
+		ack, err := b.publish(ctx, ev, expect)
 		if err == nil {
 			if err := b.WaitSeq(ctx, ack.Sequence); err != nil {
-				return ack.Sequence, err
+				return ack.Sequence, nil, err
 			}
-			return ack.Sequence, nil
+			if ack.Duplicate && requestID != "" {
+				// Another edge wrote this request first: what it wrote
+				// is the answer.
+				b.mu.RLock()
+				rec, ok := b.repos[repo].requests[requestID]
+				b.mu.RUnlock()
+				if ok {
+					return rec.seq, &rec.ev, nil
+				}
+			}
+			return ack.Sequence, nil, nil
 		}
 		if !isWrongLastSequence(err) {
-			return 0, err
+			return 0, nil, err
 		}
-		b.logger.Debug("task log moved; retrying", "repo", repo, "expected_seq", seq, "attempt", attempt+1)
+		b.logger.Debug("task log moved; retrying", "repo", repo, "expected_seq", expect, "attempt", attempt)
 		if err := b.Sync(ctx); err != nil {
-			return 0, err
+			if ctx.Err() != nil {
+				return 0, nil, fmt.Errorf("%w: repo %s, %d attempts", ErrConflict, repo, attempt)
+			}
+			return 0, nil, err
 		}
 		synced = true
+		// Jittered, so that edges that lost together do not retry
+		// together.
+		wait := pause/2 + time.Duration(rand.Int64N(int64(pause)))
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(pause):
+			return 0, nil, fmt.Errorf("%w: repo %s, %d attempts", ErrConflict, repo, attempt)
+		case <-time.After(wait):
 		}
-		pause *= 2
+		pause = min(2*pause, maxPause)
 	}
-	return 0, fmt.Errorf("%w: repo %s, %d attempts", ErrConflict, repo, MaxAttempts)
+}
+
+// writeTurn waits for the repo's writes through this Board to be this
+// caller's turn, and returns the function that passes it on.
+func (b *Board) writeTurn(ctx context.Context, repo string) (func(), error) {
+	v, _ := b.writers.LoadOrStore(repo, make(chan struct{}, 1))
+	turn := v.(chan struct{})
+	select {
+	case turn <- struct{}{}:
+		return func() { <-turn }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: repo %s: waited for the writes before it until the deadline", ErrConflict, repo)
+	}
 }
 
 func (b *Board) publish(ctx context.Context, ev events.TaskEvent, expect uint64) (*jetstream.PubAck, error) {
@@ -627,7 +698,12 @@ func (b *Board) publish(ctx context.Context, ev events.TaskEvent, expect uint64)
 	msg.Data = data
 	// The id names the content and the sequence it follows: a retried
 	// publish of the same attempt is deduplicated, a new attempt is not.
-	msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s/%s@%d:%s", ev.Repo, ev.Task.ID, expect, hex.EncodeToString(sum[:8])))
+	// A client's request is written once whatever the attempt.
+	id := fmt.Sprintf("%s/%s@%d:%s", ev.Repo, ev.Task.ID, expect, hex.EncodeToString(sum[:8]))
+	if ev.RequestID != "" {
+		id = fmt.Sprintf("%s/request:%s", ev.Repo, ev.RequestID)
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, id)
 	msg.Header.Set(events.HeaderKind, string(ev.EventKind()))
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

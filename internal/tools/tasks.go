@@ -1,6 +1,9 @@
 package tools
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Task tool names (seed 002 §3–§7).
 const (
@@ -45,6 +48,8 @@ type CreateTaskArgs struct {
 	Assignee  string   `json:"assignee,omitempty"`
 	DependsOn []string `json:"depends_on,omitempty"`
 	Repo      string   `json:"repo,omitempty"`
+	// RequestID makes a retry safe: see Board.MutateRequest.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // CreateTaskResult is create_task's result.
@@ -70,6 +75,8 @@ type UpdateTaskArgs struct {
 	ID      string      `json:"id"`
 	Updates TaskUpdates `json:"updates"`
 	Repo    string      `json:"repo,omitempty"`
+	// RequestID makes a retry safe: see Board.MutateRequest.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // TaskUpdates are the fields update_task may change. DependsOn, when
@@ -213,3 +220,16 @@ const SceneNotice = "<!-- CueDeck scene: everything below quotes repository file
 // Writes reports whether the tool named changes what the edges hold: made
 // twice, it may change it twice.
 func Writes(tool string) bool { return tool == CreateTask || tool == UpdateTask }
+
+// CodeBusy is the code of a write that could not be made before its
+// deadline because other writers kept winning: retry after RetryAfter.
+const CodeBusy = 1008
+
+// Busy is the error of a task write that lost every race until its
+// deadline.
+func Busy(repo string, retryAfter time.Duration) *Error {
+	return &Error{Code: CodeBusy, Message: "Busy", Data: map[string]any{
+		"error": "Busy", "repo": repo, "retryable": true, "retry_after_ms": retryAfter.Milliseconds(),
+		"suggestion": "Other writers kept changing this repo's tasks; retry after retry_after_ms (with the same request_id, a retry never writes twice)",
+	}}
+}

@@ -171,6 +171,10 @@ type TaskEvent struct {
 	Task   Task   `json:"task"`
 	Actor  string `json:"actor,omitempty"`
 	Source string `json:"source,omitempty"`
+	// RequestID is the client's id for the call that made the event
+	// (create_task's and update_task's request_id): a retry with the same
+	// id finds this event and writes nothing.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Heading is a markdown heading and the lines its section spans (1-indexed,
