@@ -114,7 +114,7 @@ func run() error {
 	// metrics count every call whichever way it came, the rate limits'
 	// refusals included.
 	metrics := telemetry.NewMetrics()
-	caller := metrics.Instrument(access.RateLimit(edg, limiter, log))
+	caller := metrics.Instrument(access.RateLimitNaming(edg, limiter, "Seed 002's limits apply per token on this edge; to lift them, run it with --rate-limits off.", log))
 	mon := telemetry.NewMonitor(telemetry.EdgeProgress(conn.JS, mat, board), telemetry.MonitorOptions{Logger: log})
 	metrics.RegisterMonitor(mon)
 	metrics.RegisterEdge(mat)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
@@ -17,6 +18,12 @@ import (
 // without reaching next. Refusals are logged at warn with the tool and
 // client. A nil limiter returns next unchanged.
 func RateLimit(next tools.Caller, limiter *resilience.RateLimiter, log *slog.Logger) tools.Caller {
+	return RateLimitNaming(next, limiter, "", log)
+}
+
+// RateLimitNaming is RateLimit whose 429 names setting: where the limits
+// of this edge are changed (with %s for the tool).
+func RateLimitNaming(next tools.Caller, limiter *resilience.RateLimiter, setting string, log *slog.Logger) tools.Caller {
 	if limiter == nil {
 		return next
 	}
@@ -32,12 +39,16 @@ func RateLimit(next tools.Caller, limiter *resilience.RateLimiter, log *slog.Log
 			}
 			log.Warn("rate limit exceeded", "tool", tool, "client", id.Client,
 				"current_count", rl.CurrentCount, "limit", rl.Limit, "retry_after_seconds", rl.RetryAfterSeconds)
-			return nil, &tools.Error{Code: tools.CodeRateLimit, Message: "Rate Limit Exceeded", Data: map[string]any{
+			data := map[string]any{
 				"retry_after_seconds": rl.RetryAfterSeconds,
 				"limit":               rl.Limit,
 				"window_seconds":      rl.WindowSeconds,
 				"current_count":       rl.CurrentCount,
-			}}
+			}
+			if setting != "" {
+				data["suggestion"] = "Retry after retry_after_seconds. " + strings.ReplaceAll(setting, "%s", tool)
+			}
+			return nil, &tools.Error{Code: tools.CodeRateLimit, Message: "Rate Limit Exceeded", Data: data}
 		}
 		return next.Call(ctx, tool, args)
 	})

@@ -339,7 +339,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	// it so that their refusals are counted too. The edge itself keeps
 	// each identity to its repos.
 	metrics := telemetry.NewMetrics()
-	var inner tools.Caller = access.RateLimit(foreground(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name, log.With("role", "mcp")), gate), limiter, log.With("role", "mcp"))
+	var inner tools.Caller = access.RateLimitNaming(foreground(scenes.Tool(edg, wsRoot.FS(), cfg.Workspace.Name, log.With("role", "mcp")), gate), limiter,
+		"To allow more, raise [mcp.rate_limits.%s] limit (and burst, window) in .cuedeck/config.toml, or set [mcp] rate_limits_mode = \"off\".", log.With("role", "mcp"))
 	var guard *diskGuard
 	if srv != nil {
 		// A full disk refuses writes at once, rather than after a

@@ -262,11 +262,18 @@ func TestSecurityRefusals(t *testing.T) {
 		if werr == nil || werr.Code != tools.CodeRateLimit || werr.Message != "Rate Limit Exceeded" {
 			t.Fatalf("carol call 16: %s %v", out, werr)
 		}
-		var data map[string]int
+		var data struct {
+			Limit             int    `json:"limit"`
+			WindowSeconds     int    `json:"window_seconds"`
+			CurrentCount      int    `json:"current_count"`
+			RetryAfterSeconds int    `json:"retry_after_seconds"`
+			Suggestion        string `json:"suggestion"`
+		}
 		if err := json.Unmarshal(werr.Data, &data); err != nil {
 			t.Fatal(err)
 		}
-		if data["limit"] != 10 || data["window_seconds"] != 60 || data["current_count"] != 16 || data["retry_after_seconds"] < 1 || data["retry_after_seconds"] > 6 {
+		if data.Limit != 10 || data.WindowSeconds != 60 || data.CurrentCount != 16 || data.RetryAfterSeconds < 1 || data.RetryAfterSeconds > 6 ||
+			!strings.Contains(data.Suggestion, "[mcp.rate_limits.read_context]") {
 			t.Errorf("429 data: %s", werr.Data)
 		}
 	}

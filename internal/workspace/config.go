@@ -171,13 +171,30 @@ type MCPConfig struct {
 	// Tokens authenticate HTTP and NATS tool calls; with any configured,
 	// every call needs one, and a non-loopback http_addr needs them.
 	Tokens []access.TokenConfig `toml:"tokens"`
-	// RateLimits override seed 002 §6's per-tool limits; a tool not
-	// listed keeps its default. RateLimitsDisabled turns them all off.
+	// RateLimitsMode says whether seed 002 §6's per-tool, per-client
+	// limits apply: "auto" (the default) applies them, per token, when
+	// tokens are configured (a team edge) or limits overridden, and not
+	// on a laptop's daemon, whose one user's agents would only be slowed;
+	// "on" and "off" decide. RateLimits override the table, tool by tool.
+	// RateLimitsDisabled (older configs) is "off".
+	RateLimitsMode     string                     `toml:"rate_limits_mode"`
 	RateLimits         map[string]RateLimitConfig `toml:"rate_limits"`
 	RateLimitsDisabled bool                       `toml:"rate_limits_disabled"`
 	// QueryToken is sent with `cue mcp`'s calls, for team edges (reached
 	// through a leaf node) that require a token; CUE_TOKEN overrides it.
 	QueryToken string `toml:"query_token"`
+}
+
+// RateLimitsOn reports whether the per-tool limits apply (see
+// RateLimitsMode).
+func (c MCPConfig) RateLimitsOn() bool {
+	switch {
+	case c.RateLimitsDisabled || c.RateLimitsMode == "off":
+		return false
+	case c.RateLimitsMode == "on":
+		return true
+	}
+	return len(c.Tokens) > 0 || len(c.RateLimits) > 0
 }
 
 // RateLimitConfig is one tool's limit: Limit calls per Window sustained,
@@ -191,7 +208,7 @@ type RateLimitConfig struct {
 // RateRules are the limits in force: nil when disabled, else seed 002's
 // table with the configured overrides.
 func (c MCPConfig) RateRules() map[string]resilience.RateRule {
-	if c.RateLimitsDisabled {
+	if !c.RateLimitsOn() {
 		return nil
 	}
 	rules := resilience.DefaultRateRules()
@@ -356,6 +373,11 @@ func (c *Config) Validate() error {
 	if !c.MCP.HTTPDisabled && !access.IsLoopback(c.MCP.HTTPAddr) && len(c.MCP.Tokens) == 0 {
 		return fmt.Errorf("config [mcp] http_addr %s is reachable from other machines: add [[mcp.tokens]], or bind 127.0.0.1", c.MCP.HTTPAddr)
 	}
+	switch c.MCP.RateLimitsMode {
+	case "", "auto", "on", "off":
+	default:
+		return fmt.Errorf(`config [mcp] rate_limits_mode = %q: use "auto" (limits per token when tokens are configured), "on" or "off"`, c.MCP.RateLimitsMode)
+	}
 	for tool, r := range c.MCP.RateLimits {
 		if tools.Lookup(tool) == nil {
 			return fmt.Errorf("config [mcp.rate_limits] %q is not a tool (e.g. read_context, read_doc, list_tasks)", tool)
@@ -471,9 +493,11 @@ queue_max_bytes = 0
 http_addr = "127.0.0.1:0"
 # Browser origins allowed besides the server's own; others get 403.
 allowed_origins = []
-# Seed 002's per-tool, per-client limits; override one with e.g.
+# Seed 002's per-tool, per-client limits: "auto" applies them, per token,
+# when tokens are configured (a team edge), and not to a laptop's own
+# agents; "on" or "off" decide. Override one tool with e.g.
 # [mcp.rate_limits.read_context] limit = 60, burst = 90, window = "60s".
-rate_limits_disabled = false
+rate_limits_mode = "auto"
 # Token `+"`cue mcp`"+` sends with its calls, for team edges that require one
 # (CUE_TOKEN overrides it).
 query_token = ""
