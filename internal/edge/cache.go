@@ -201,7 +201,7 @@ func (e *Edge) cachedTaskTool(ctx context.Context, tool string, raw json.RawMess
 	case tools.GetTaskDependencies:
 		level = tiercache.L1
 	}
-	seq := e.board.Applied()
+	seq := e.board.Version()
 	for old := e.cache.boardSeq.Load(); seq > old; old = e.cache.boardSeq.Load() {
 		if e.cache.boardSeq.CompareAndSwap(old, seq) {
 			e.cache.Invalidate(tagTasks) // answers of older sequences

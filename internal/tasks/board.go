@@ -116,6 +116,10 @@ type Board struct {
 	mu      sync.RWMutex
 	repos   map[string]*repoState
 	applied uint64        // last stream sequence applied
+	// version counts the changes to the tasks, whether the follower or
+	// a Mutate applied them: answers computed from the board are
+	// fresh while it holds.
+	version uint64
 	changed chan struct{} // closed and replaced whenever applied moves
 	done    bool
 	// ready is closed once applied reaches readyAt, the stream's last
@@ -243,6 +247,7 @@ func (b *Board) checkLog(ctx context.Context) error {
 	b.logger.Warn("the task log was replaced; dropping the board's tasks and replaying the log from its start", "found", why, "tasks_dropped", held)
 	b.repos = make(map[string]*repoState)
 	b.applied = 0
+	b.version++
 	close(b.changed)
 	b.changed = make(chan struct{})
 	return nil
@@ -353,17 +358,26 @@ func (b *Board) apply(msg jetstream.Msg) {
 		return // redelivered after a resume; applied already
 	}
 	r := b.repoLocked(repo)
-	r.seq = seq
 	b.applied = seq
+	b.version++
 	b.markReadyLocked()
 	close(b.changed)
 	b.changed = make(chan struct{})
+	if seq <= r.seq {
+		return // applied already by the Mutate that wrote it
+	}
+	r.seq = seq
 	if derr != nil {
 		// The sequence still moves, so writers expect it; the event itself
 		// changes nothing.
 		b.logger.Warn("undecodable task event", "subject", msg.Subject(), "stream_seq", seq, "err", derr)
 		return
 	}
+	r.applyLocked(te, seq)
+}
+
+// applyLocked applies te, the event at seq of r's subject.
+func (r *repoState) applyLocked(te events.TaskEvent, seq uint64) {
 	if te.RequestID != "" {
 		if r.requests == nil {
 			r.requests = map[string]requestRecord{}
@@ -636,6 +650,12 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 		}
 		ev.Repo, ev.RequestID = repo, requestID
 		ack, err := b.publish(ctx, ev, expect)
+		if err == nil && !ack.Duplicate && b.applyOwn(repo, ev, expect, ack.Sequence) {
+			// The log holds exactly this event after the state it was
+			// built on: the next write's turn need not wait for the
+			// follower to deliver it.
+			return ack.Sequence, nil, nil
+		}
 		if err == nil {
 			if err := b.WaitSeq(ctx, ack.Sequence); err != nil {
 				return ack.Sequence, nil, err
@@ -673,6 +693,30 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 		}
 		pause = min(2*pause, maxPause)
 	}
+}
+
+// applyOwn applies ev, just written at seq right after expect on repo's
+// subject, unless the follower has moved the repo on already (it then has
+// applied ev, or will); it reports whether it did.
+func (b *Board) applyOwn(repo string, ev events.TaskEvent, expect, seq uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.repoLocked(repo)
+	if r.seq != expect {
+		return false
+	}
+	r.seq = seq
+	r.applyLocked(ev, seq)
+	b.version++
+	return true
+}
+
+// Version counts the changes the Board has applied: it grows with every
+// one, whether the follower or a Mutate applied it.
+func (b *Board) Version() uint64 {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.version
 }
 
 // writeTurn waits for the repo's writes through this Board to be this
