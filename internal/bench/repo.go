@@ -403,7 +403,7 @@ func (b *repoRun) configure() error {
 	text := string(data)
 	for _, set := range []struct{ section, key, value string }{
 		{"embed", "model", strconv.Quote(b.o.Model)},
-		{"mcp", "rate_limits_disabled", "true"},
+		{"mcp", "rate_limits_mode", `"off"`},
 		{"transcripts", "disabled", "true"},
 	} {
 		if text, err = setTOMLKey(text, set.section, set.key, set.value); err != nil {
@@ -417,7 +417,7 @@ func (b *repoRun) configure() error {
 	if err != nil {
 		return fmt.Errorf("bench: the configured workspace: %w", err)
 	}
-	if cfg.Embed.Model != b.o.Model || !cfg.MCP.RateLimitsDisabled || !cfg.Transcripts.Disabled || cfg.MCP.HTTPDisabled {
+	if cfg.Embed.Model != b.o.Model || cfg.MCP.RateLimitsOn() || !cfg.Transcripts.Disabled || cfg.MCP.HTTPDisabled {
 		return fmt.Errorf("bench: %s does not read back as configured (model %q)", path, cfg.Embed.Model)
 	}
 	return nil
