@@ -115,7 +115,7 @@ type Board struct {
 
 	mu      sync.RWMutex
 	repos   map[string]*repoState
-	applied uint64        // last stream sequence applied
+	applied uint64 // last stream sequence applied
 	// version counts the changes to the tasks, whether the follower or
 	// a Mutate applied them: answers computed from the board are
 	// fresh while it holds.
