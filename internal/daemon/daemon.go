@@ -436,6 +436,20 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("indexer", idx.Run)
 	g.Start("extractor", xtr.Run)
 	g.Start("ingest", ing.Run)
+	g.Start("rewatch-on-reconnect", func(ctx context.Context) error {
+		// A server restarted in place (after a full disk) leaves the
+		// watches waiting for missed heartbeats: re-create them at once.
+		reconnected := conn.NC.StatusChanged(nats.CONNECTED)
+		defer conn.NC.RemoveStatusListener(reconnected)
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-reconnected:
+				mat.Rewatch()
+			}
+		}
+	})
 	g.Start("reconcile-readiness", func(ctx context.Context) error {
 		awaitReconciled(ctx, conn.JS, ing, mat, board, &reconciled)
 		<-ctx.Done() // a component that returns has failed

@@ -231,8 +231,11 @@ type doc struct {
 type Materialiser struct {
 	cfg    Config
 	logger *slog.Logger
-	store  *Store
-	index  *search.Index
+	// rewatch is closed by Rewatch to end every current watch.
+	rewatchMu sync.Mutex
+	rewatch   chan struct{}
+	store     *Store
+	index     *search.Index
 	// vindex holds the vectors of documents whose current content they
 	// embed; nil without an embedder. It is written only under mu.
 	vindex *vector.Index
@@ -653,6 +656,10 @@ func (m *Materialiser) follow(ctx context.Context, f feed) error {
 		if progressed {
 			delay = 100 * time.Millisecond
 		}
+		if errors.Is(err, errRewatch) {
+			m.logger.Info("watch re-created after the connection came back", "bucket", f.bucket, "revision", f.rev())
+			continue
+		}
 		m.logger.Warn("watch interrupted; retrying", "bucket", f.bucket, "err", err, "revision", f.rev(), "retry_in", delay)
 		t := time.NewTimer(delay)
 		select {
@@ -663,6 +670,30 @@ func (m *Materialiser) follow(ctx context.Context, f feed) error {
 		}
 		delay = min(delay*2, 5*time.Second)
 	}
+}
+
+// errRewatch ends a watch that Rewatch asked to re-create.
+var errRewatch = errors.New("re-created after the connection came back")
+
+// Rewatch re-creates every watch from the revision it reached. Call it when
+// the connection to the server came back: a watch whose server restarted
+// would otherwise wait for missed heartbeats to notice (seconds).
+func (m *Materialiser) Rewatch() {
+	m.rewatchMu.Lock()
+	defer m.rewatchMu.Unlock()
+	if m.rewatch != nil {
+		close(m.rewatch)
+	}
+	m.rewatch = make(chan struct{})
+}
+
+func (m *Materialiser) rewatchSignal() <-chan struct{} {
+	m.rewatchMu.Lock()
+	defer m.rewatchMu.Unlock()
+	if m.rewatch == nil {
+		m.rewatch = make(chan struct{})
+	}
+	return m.rewatch
 }
 
 // errStore marks failures of the local store, which stop Run: continuing
@@ -685,12 +716,15 @@ func (m *Materialiser) watch(ctx context.Context, f feed) (progressed bool, err 
 	}
 	defer stopWatcher(w)
 	updates := w.Updates()
+	rewatch := m.rewatchSignal()
 	batch := make([]jetstream.KeyValueEntry, 0, maxBatch)
 	for {
 		var first jetstream.KeyValueEntry
 		select {
 		case <-ctx.Done():
 			return progressed, ctx.Err()
+		case <-rewatch:
+			return progressed, errRewatch
 		case e, ok := <-updates:
 			if !ok {
 				return progressed, errors.New("watcher closed")
