@@ -31,6 +31,8 @@ type daemonLink struct {
 	// wait is how long a call waits for a new daemon before it answers
 	// with a retryable error (the start goes on behind it).
 	wait time.Duration
+	// running reads the daemon file (ws.ReadDaemonInfo when nil).
+	running func() (workspace.DaemonInfo, error)
 
 	mu      sync.Mutex
 	cur     *linkConn
@@ -43,35 +45,61 @@ type linkConn struct {
 	info   workspace.DaemonInfo
 	conn   *bus.Conn
 	caller tools.Caller
-	// lost is closed once the connection dropped: the daemon may be
+
+	mu sync.Mutex
+	// lost is closed while the connection is down: the daemon may be
 	// gone, and calls under way give up rather than wait out their
-	// timeout.
+	// timeout. A reconnection (the same daemon's server restarted in
+	// place) gives it a new, open channel.
 	lost chan struct{}
 }
 
-// newLinkConn watches conn for the drop of its connection.
+// newLinkConn follows the state of conn's connection.
 func newLinkConn(info workspace.DaemonInfo, conn *bus.Conn, caller tools.Caller) *linkConn {
 	l := &linkConn{info: info, conn: conn, caller: caller, lost: make(chan struct{})}
-	status := conn.NC.StatusChanged(nats.RECONNECTING, nats.DISCONNECTED, nats.CLOSED)
+	status := conn.NC.StatusChanged(nats.CONNECTED, nats.RECONNECTING, nats.DISCONNECTED, nats.CLOSED)
 	go func() {
-		if _, ok := <-status; ok {
-			close(l.lost)
+		for st := range status {
+			l.mu.Lock()
+			down := isClosed(l.lost)
+			switch {
+			case st == nats.CONNECTED && down:
+				l.lost = make(chan struct{})
+			case st != nats.CONNECTED && !down:
+				close(l.lost)
+			}
+			closed := st == nats.CLOSED
+			l.mu.Unlock()
+			if closed {
+				return
+			}
 		}
 	}()
 	return l
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func (l *linkConn) close() {
 	l.conn.Close()
 }
 
+// lostSignal is closed if the connection goes down from now.
+func (l *linkConn) lostSignal() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
 func (l *linkConn) isLost() bool {
-	select {
-	case <-l.lost:
-		return true
-	default:
-		return !l.conn.NC.IsConnected()
-	}
+	return isClosed(l.lostSignal()) || !l.conn.NC.IsConnected()
 }
 
 // errDaemonLost cancels a call whose connection dropped.
@@ -129,9 +157,10 @@ func (d *daemonLink) Call(ctx context.Context, tool string, args json.RawMessage
 func (d *daemonLink) callOn(ctx context.Context, l *linkConn, tool string, args json.RawMessage) (out json.RawMessage, err error, sent bool) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	lost := l.lostSignal()
 	go func() {
 		select {
-		case <-l.lost:
+		case <-lost:
 			cancel(errDaemonLost)
 		case <-cctx.Done():
 		}
@@ -146,7 +175,11 @@ func (d *daemonLink) callOn(ctx context.Context, l *linkConn, tool string, args 
 // gone reports whether l's daemon is no longer the workspace's running
 // daemon.
 func (d *daemonLink) gone(l *linkConn) bool {
-	info, err := d.ws.ReadDaemonInfo()
+	read := d.running
+	if read == nil {
+		read = d.ws.ReadDaemonInfo
+	}
+	info, err := read()
 	return err != nil || info.PID != l.info.PID || info.NATSURL != l.info.NATSURL
 }
 
