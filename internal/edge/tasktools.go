@@ -280,7 +280,7 @@ func dedupe(ids []string) []string {
 // taskError maps the Board's and the dependency check's errors to the
 // seed's: DependencyNotFound (1001), CircularDependency (1002); and a
 // write that lost every race to Busy (1008).
-func taskError(err error) error {
+func taskError(repo string, err error) error {
 	var missing *tasks.MissingDependencyError
 	var cycle *graph.CycleError
 	switch {
@@ -289,7 +289,7 @@ func taskError(err error) error {
 	case errors.As(err, &cycle):
 		return tools.CircularDependency(cycle.Path)
 	case errors.Is(err, tasks.ErrConflict):
-		return tools.Busy("", 100*time.Millisecond)
+		return tools.Busy(repo, 100*time.Millisecond)
 	}
 	return err
 }
@@ -336,7 +336,7 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 		return nil, tools.DependencyNotFound("", missing.Missing)
 	}
 	if err != nil {
-		return nil, taskError(err)
+		return nil, taskError(repo, err)
 	}
 	if prior != nil {
 		if prior.Op != events.TaskCreated {
@@ -409,7 +409,7 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 		return events.TaskEvent{Op: events.TaskUpdated, Task: t, Actor: e.actor, Source: SourceMCP}, nil
 	})
 	if err != nil {
-		return nil, taskError(err)
+		return nil, taskError(repo, err)
 	}
 	if prior != nil {
 		if prior.Op != events.TaskUpdated || prior.Task.ID != a.ID {
