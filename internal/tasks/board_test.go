@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/tasks"
@@ -194,5 +197,54 @@ func TestReady(t *testing.T) {
 	}
 	if n := len(late.Tasks("app")); n != 3 {
 		t.Fatalf("ready with %d of 3 tasks", n)
+	}
+}
+
+// rivalStream is a task log another edge writes to just before each of
+// this board's publishes: every attempt expects a sequence that has moved.
+type rivalStream struct {
+	jetstream.JetStream
+	js   *bus.Conn
+	wins int
+}
+
+func (r *rivalStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	r.wins++
+	ev := events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task(fmt.Sprintf("riv%03d", r.wins%1000)), Source: "rival"}
+	if _, err := bus.PublishEvent(ctx, r.js.JS, events.TaskSubject("r"), fmt.Sprintf("rival-%d", r.wins), ev); err != nil {
+		return nil, err
+	}
+	return r.JetStream.PublishMsg(ctx, msg, opts...)
+}
+
+// A write that loses every race retries until its deadline, then returns
+// ErrConflict (which the edge answers as 1008 Busy), having written
+// nothing; the rival's writes all stand.
+func TestMutateLosingEveryRaceEndsAtItsDeadline(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	rival := &rivalStream{JetStream: conn.JS, js: conn}
+	b := tasks.NewBoard(rival, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-b.Ready()
+	wctx, wcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer wcancel()
+	_, err := b.Append(wctx, events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task("mine01")}, nil)
+	if !errors.Is(err, tasks.ErrConflict) {
+		t.Fatalf("a write losing every race: %v, want ErrConflict", err)
+	}
+	if rival.wins < 3 {
+		t.Errorf("only %d attempts before the deadline: the write should keep trying", rival.wins)
+	}
+	if err := b.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Task("r", "mine01"); ok {
+		t.Error("the losing write was written")
+	}
+	if n := len(b.Tasks("r")); n != min(rival.wins, 1000) {
+		t.Errorf("%d tasks on the board; the rival wrote %d", n, rival.wins)
 	}
 }
