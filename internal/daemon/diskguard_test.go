@@ -14,20 +14,28 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
-// A nearly full disk: the tools that write answer at once with the disk,
-// its free space and what to do; reads go on; the process's writes to
-// JetStream wait at bus.Writes. Space coming back lets all of it through.
-func TestDiskGuardRefusesWritesWhileTheDiskIsFull(t *testing.T) {
+// testGuard is a disk guard of a real embedded server whose disk has as
+// much free space as free holds (10 GiB at first).
+func testGuard(t *testing.T) (*diskGuard, *atomic.Uint64) {
+	t.Helper()
 	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	var free atomic.Uint64
+	free := &atomic.Uint64{}
 	free.Store(10 << 30)
 	g := newDiskGuard("/ws/.cuedeck/.cache/nats", nil, srv, slog.New(slog.DiscardHandler))
 	g.freeBytes = func(string) (uint64, error) { return free.Load(), nil }
 	t.Cleanup(bus.Writes.Open)
+	return g, free
+}
+
+// A nearly full disk: the tools that write answer at once with the disk,
+// its free space and what to do; reads go on; the process's writes to
+// JetStream wait at bus.Writes. Space coming back lets all of it through.
+func TestDiskGuardRefusesWritesWhileTheDiskIsFull(t *testing.T) {
+	g, free := testGuard(t)
 	var calls atomic.Int32
 	caller := g.wrap(tools.CallerFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 		calls.Add(1)
@@ -42,7 +50,7 @@ func TestDiskGuardRefusesWritesWhileTheDiskIsFull(t *testing.T) {
 
 	free.Store(3 << 20)
 	g.check()
-	_, err = caller.Call(ctx, tools.CreateTask, nil)
+	_, err := caller.Call(ctx, tools.CreateTask, nil)
 	var te *tools.Error
 	if !errors.As(err, &te) || te.Data["reason"] != "disk_full" || te.Data["retryable"] != true ||
 		!strings.Contains(te.Message, "/ws/.cuedeck/.cache/nats has 3 MiB free") {
@@ -74,16 +82,7 @@ func TestDiskGuardRefusesWritesWhileTheDiskIsFull(t *testing.T) {
 // an error that says its outcome is unknown, rather than waiting on a
 // server that may not answer until space returns.
 func TestDiskGuardGivesUpOnAWriteTheDiskFillsUnder(t *testing.T) {
-	srv, err := bus.StartEmbedded(bus.EmbeddedConfig{StoreDir: t.TempDir(), ServerName: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	var free atomic.Uint64
-	free.Store(10 << 30)
-	g := newDiskGuard("/ws/.cuedeck/.cache/nats", nil, srv, slog.New(slog.DiscardHandler))
-	g.freeBytes = func(string) (uint64, error) { return free.Load(), nil }
-	t.Cleanup(bus.Writes.Open)
+	g, free := testGuard(t)
 	g.check()
 	started := make(chan struct{})
 	caller := g.wrap(tools.CallerFunc(func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
@@ -99,7 +98,7 @@ func TestDiskGuardGivesUpOnAWriteTheDiskFillsUnder(t *testing.T) {
 	<-started
 	free.Store(0)
 	g.check()
-	err = <-done
+	err := <-done
 	var te *tools.Error
 	if !errors.As(err, &te) || te.Data["reason"] != "disk_full" || te.Data["outcome"] != "unknown" ||
 		!strings.Contains(te.Message, "may or may not have been stored") {
