@@ -241,12 +241,15 @@ type Materialiser struct {
 	vindex *vector.Index
 	model  string
 
-	mu          sync.RWMutex
-	docs        map[string]*doc
-	byPath      map[string][]string // repo-relative path → doc keys
-	repos       map[string]int      // repo → documents
-	skipped     int
-	rev         uint64
+	mu      sync.RWMutex
+	docs    map[string]*doc
+	byPath  map[string][]string // repo-relative path → doc keys
+	repos   map[string]int      // repo → documents
+	skipped int
+	rev     uint64
+	// settled is rev once the hooks of its changes have run: what
+	// WaitRevision waits for.
+	settled     uint64
 	applied     uint64
 	undecodable uint64
 	// changed is closed and replaced whenever rev advances or the
@@ -404,7 +407,7 @@ func (m *Materialiser) rebuild() error {
 			return err
 		}
 	}
-	m.rev = rev
+	m.rev, m.settled = rev, rev
 	if err := m.rebuildVectors(); err != nil {
 		return err
 	}
@@ -947,8 +950,6 @@ func (m *Materialiser) publish(changes []Change, undecodable int) {
 	m.rev = changes[len(changes)-1].Rev
 	m.applied += uint64(len(changes))
 	m.undecodable += uint64(undecodable)
-	close(m.changed)
-	m.changed = make(chan struct{})
 	hooks := m.appliedHooks
 	m.mu.Unlock()
 	if len(hooks) > 0 {
@@ -960,6 +961,13 @@ func (m *Materialiser) publish(changes []Change, undecodable int) {
 			h(keys)
 		}
 	}
+	// Waiters wake after the hooks: whoever waited for this revision finds
+	// the answers of the documents it changed already dropped.
+	m.mu.Lock()
+	m.settled = max(m.settled, changes[len(changes)-1].Rev)
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
 }
 
 // onApplied has fn called with the keys of each batch of cue_docs changes
@@ -1115,7 +1123,7 @@ func (m *Materialiser) Feeds() []FeedStatus {
 // kv.Put returned) has been applied, ctx ends (its error is returned) or
 // the materialiser stops (ErrStopped).
 func (m *Materialiser) WaitRevision(ctx context.Context, rev uint64) error {
-	return m.waitFor(ctx, "revision", rev, func() uint64 { return m.rev })
+	return m.waitFor(ctx, "revision", rev, func() uint64 { return m.settled })
 }
 
 // waitFor blocks until current() (read under m.mu) reaches rev, ctx ends
