@@ -52,7 +52,9 @@ test: ## Vet, check formatting, get Chromium, and run the tests with the race de
 	CUE_CHROME=$$(./scripts/ensure-chromium.sh) && export CUE_CHROME && \
 	CGO_ENABLED=1 $(GO) test -race -timeout 9m ./...
 	@echo "dashboard screenshots:"; ls -1 $(CUE_ARTIFACTS)/screenshots/*.png
-	CUE_TASK_LOAD_SECONDS=1 $(GO) test -run '^$$' -bench . -benchtime 1x ./... > /dev/null
+	@mkdir -p $(CUE_ARTIFACTS)
+	CUE_TASK_LOAD_SECONDS=1 $(GO) test -run '^$$' -bench . -benchtime 1x ./... > $(CUE_ARTIFACTS)/bench-smoke.log 2>&1 || \
+		{ grep -B3 -A25 -E '^(--- FAIL|FAIL|panic)' $(CUE_ARTIFACTS)/bench-smoke.log; exit 1; }
 
 # Published container ports answer on loopback with a local Docker engine;
 # testcontainers would otherwise guess the default gateway's address.
