@@ -339,6 +339,7 @@ func (s *Service) awaitRepublished(ctx context.Context) {
 	s.againSeqs, s.againClosed = nil, true
 	s.againMu.Unlock()
 	slices.Sort(seqs)
+	republished := len(seqs)
 	var stream jetstream.Stream
 	for len(seqs) > 0 {
 		var err error
@@ -359,7 +360,9 @@ func (s *Service) awaitRepublished(ctx context.Context) {
 		}
 	}
 	s.republishedOnce.Do(func() { close(s.republished) })
-	s.logger.Info("ingest: what the comparison at start found lost or different is indexed again")
+	if republished > 0 {
+		s.logger.Info("ingest: what the comparison at start found lost or different is indexed again", "files", republished)
+	}
 }
 
 // again is msgID for a publish that repeats one reconcile found lost:
