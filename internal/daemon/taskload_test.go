@@ -178,8 +178,7 @@ func checkExactlyOnce(t testing.TB, js jetstream.JetStream, l *taskLoad) {
 }
 
 func (l *taskLoad) report(b *testing.B, d time.Duration) {
-	var cs, us []time.Duration
-	cs, us = l.create, l.update
+	cs, us := l.create, l.update
 	p := func(lat []time.Duration, q float64) float64 {
 		if len(lat) == 0 {
 			return 0

@@ -197,17 +197,15 @@ func writeError(out io.Writer, id json.RawMessage, code int64, message string) e
 	if id == nil {
 		id = json.RawMessage("null")
 	}
+	type wireError struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
 	b, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}{code, message}})
+		Error   wireError       `json:"error"`
+	}{"2.0", id, wireError{code, message}})
 	if err != nil {
 		return err
 	}

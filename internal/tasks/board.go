@@ -663,8 +663,12 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 			if ack.Duplicate && requestID != "" {
 				// Another edge wrote this request first: what it wrote
 				// is the answer.
+				var rec requestRecord
+				ok := false
 				b.mu.RLock()
-				rec, ok := b.repos[repo].requests[requestID]
+				if r := b.repos[repo]; r != nil {
+					rec, ok = r.requests[requestID]
+				}
 				b.mu.RUnlock()
 				if ok {
 					return rec.seq, &rec.ev, nil
