@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
+	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -56,6 +58,11 @@ func cmdStatus(args []string) error {
 	if err != nil {
 		return err
 	}
+	prefix := info.QueryPrefix
+	if *natsURL != "" {
+		prefix = query.DefaultPrefix
+	}
+	compareEdge(ctx, conn, prefix, &rep)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -72,7 +79,33 @@ func cmdStatus(args []string) error {
 		fmt.Println()
 	}
 	rep.Print(os.Stdout, status.PrintOptions{Verbose: *verbose})
+	if rep.Edge != nil && len(rep.Edge.Disagreeing()) > 0 {
+		return errors.New("the edge does not serve what cue_docs holds; see the remedy above")
+	}
 	return nil
+}
+
+// compareEdge asks the edge at prefix what it serves and sets rep's
+// comparison of it with cue_docs, or says why it could not.
+func compareEdge(ctx context.Context, conn *bus.Conn, prefix string, rep *status.Report) {
+	if prefix == "" {
+		return
+	}
+	client, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefix, Timeout: 5 * time.Second})
+	if err != nil {
+		rep.EdgeUnreached = err.Error()
+		return
+	}
+	repos := make([]string, len(rep.Repos))
+	for i, r := range rep.Repos {
+		repos[i] = r.Repo
+	}
+	a, err := status.CompareEdge(ctx, conn.JS, client, repos)
+	if err != nil {
+		rep.EdgeUnreached = err.Error()
+		return
+	}
+	rep.Edge = &a
 }
 
 func daemonOrNil(info workspace.DaemonInfo) *workspace.DaemonInfo {

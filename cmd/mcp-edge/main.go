@@ -127,7 +127,7 @@ func run() error {
 	g.Start("lag-monitor", mon.Run)
 	g.Start("indexing-progress", indexing.Run)
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: *prefix, Tokens: tokens, Logger: log})
+		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: *prefix, Tokens: tokens, Logger: log, Docs: mat.DocSets})
 	})
 	if *httpAddr != "" {
 		ln, err := net.Listen("tcp", *httpAddr)

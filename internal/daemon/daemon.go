@@ -408,7 +408,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	g.Start("indexing-progress", indexing.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
-		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: servePrefix, Tokens: tokens, Logger: log.With("role", "query"), Ready: func() { close(queryReady) }})
+		return query.Serve(ctx, conn.NC, caller, query.Options{Prefix: servePrefix, Tokens: tokens, Logger: log.With("role", "query"), Ready: func() { close(queryReady) }, Docs: mat.DocSets})
 	})
 	if httpLn != nil {
 		g.Start("mcp-http", func(ctx context.Context) error {

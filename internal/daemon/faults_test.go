@@ -18,6 +18,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/doctor"
+	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/telemetry"
@@ -75,6 +76,10 @@ func TestFaultSuite(t *testing.T) {
 		{"edge SST truncated", "edge store moved aside and replayed from cue_docs",
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, edgeTable(t, ws))
+			}, false},
+		{"edge store lost a document, tables sound", "store compared with cue_docs at start, moved aside and replayed",
+			[]string{"holds documents otherwise than cue_docs"}, func(t *testing.T, ws *workspace.Workspace) {
+				loseEdgeDocument(t, ws, "docs/topic03.md")
 			}, false},
 		{"ingest state garbled", "state moved aside; documents adopted from cue_docs; every file read and compared",
 			[]string{"the state is damaged; moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
@@ -473,5 +478,32 @@ func TestDoctorReportsDocumentsThatDifferFromTheirFiles(t *testing.T) {
 	}
 	if !strings.Contains(gone, "docs/ghost.md") || !strings.Contains(gone, "cue up") {
 		t.Errorf("the finding of the missing file: %q", gone)
+	}
+}
+
+// loseEdgeDocument deletes path's document from the edge's store and
+// keeps the store's revision, as a lost write or a restored copy would
+// leave it: every table is sound.
+func loseEdgeDocument(t *testing.T, ws *workspace.Workspace, path string) {
+	t.Helper()
+	cfg, err := ws.LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := edge.OpenStore(ws.StateDir("edge"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rev, err := store.LastRevision()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := events.DocKey(cfg.Workspace.Name, path)
+	if _, ok, err := store.Get(key); err != nil || !ok {
+		t.Fatalf("the edge's store does not hold %s (%v)", key, err)
+	}
+	if err := store.Apply([]edge.Change{{Key: key, Rev: rev}}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tasks"
@@ -536,7 +537,40 @@ func checkDaemon(ctx context.Context, ws *workspace.Workspace, fsys fs.FS, r *Re
 	if rep.DeadLetters == 0 {
 		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: fmt.Sprintf("daemon pid %d: no dead letters", info.PID)})
 	}
-	checkAgreement(ctx, conn.JS, info.Repo, rep, fsys, r)
+	if checkAgreement(ctx, conn.JS, info.Repo, rep, fsys, r) {
+		checkEdge(ctx, conn, info.QueryPrefix, rep, r)
+	}
+}
+
+// checkEdge compares what the daemon's edge serves with cue_docs: a store
+// damaged in a way its checks missed would serve other documents, or
+// none, while cue_docs is right.
+func checkEdge(ctx context.Context, conn *bus.Conn, prefix string, rep status.Report, r *Report) {
+	if prefix == "" {
+		return
+	}
+	client, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefix, Timeout: 5 * time.Second})
+	if err != nil {
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("the edge could not be asked what it serves: %v", err)})
+		return
+	}
+	repos := make([]string, len(rep.Repos))
+	for i, rr := range rep.Repos {
+		repos[i] = rr.Repo
+	}
+	a, err := status.CompareEdge(ctx, conn.JS, client, repos)
+	switch {
+	case err != nil:
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("the edge could not be compared with cue_docs: %v", err)})
+	case a.Moving:
+		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: "cue_docs kept changing: the edge was not compared with it; run `cue doctor` again once indexing has caught up"})
+	case len(a.Disagreeing()) == 0:
+		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: fmt.Sprintf("the edge serves what cue_docs holds (revision %d)", a.Revision)})
+	default:
+		for _, d := range a.Disagreeing() {
+			r.add(Finding{Severity: Error, Check: CheckDaemon, Msg: fmt.Sprintf("repo %s: %s; %s", d.Repo, d.Problem(), status.EdgeRemedy)})
+		}
+	}
 }
 
 // restartRemedy is what brings derived state back in line with the files:
@@ -546,17 +580,17 @@ const restartRemedy = "restart the daemon (`cue down`, then `cue up`): at start 
 
 // checkAgreement compares, once indexing has caught up, the card files of
 // the workspace with the task log: a card whose task the log lacks was
-// lost with it. (The files and cue_docs are compared by ingest itself, at
+// lost with it. It reports whether indexing had caught up. (The files and cue_docs are compared by ingest itself, at
 // start and every 10 minutes; a scan's count goes stale as the watcher
 // indexes single files, so it cannot be compared here.)
-func checkAgreement(ctx context.Context, js jetstream.JetStream, repo string, rep status.Report, fsys fs.FS, r *Report) {
+func checkAgreement(ctx context.Context, js jetstream.JetStream, repo string, rep status.Report, fsys fs.FS, r *Report) bool {
 	if rep.Files.Pending > 0 || rep.Files.Scanning || rep.Files.Listing {
 		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: "indexing is under way: cards are compared with the task log once it has caught up"})
-		return
+		return false
 	}
 	cards, err := fs.Glob(fsys, scenes.CardsDir+"/*.md")
 	if err != nil || repo == "" {
-		return
+		return true
 	}
 	board := tasks.NewBoard(js, nil)
 	bctx, cancel := context.WithCancel(ctx)
@@ -567,7 +601,7 @@ func checkAgreement(ctx context.Context, js jetstream.JetStream, repo string, re
 	case <-board.Ready():
 	case <-ctx.Done():
 		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: "the task log could not be read in time: cards not compared with it"})
-		return
+		return true
 	}
 	listed := board.Tasks(repo)
 	var missing []string
@@ -590,6 +624,7 @@ func checkAgreement(ctx context.Context, js jetstream.JetStream, repo string, re
 		r.add(Finding{Severity: Error, Check: CheckDaemon, Msg: fmt.Sprintf("%d card files have no task in the task log (%s); %s", len(missing), strings.Join(missing[:min(len(missing), 10)], ", "), restartRemedy)})
 	}
 	checkDocsMatchFiles(ctx, js, repo, fsys, r)
+	return true
 }
 
 // checkDocsMatchFiles compares every document cue_docs holds for repo

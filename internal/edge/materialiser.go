@@ -1095,6 +1095,37 @@ func (m *Materialiser) Status() Status {
 	return st
 }
 
+// DocSets is what the materialiser can serve of cue_docs: the revision
+// applied and, per repo, the documents it holds indexed (not skipped),
+// for `cue status` and `cue doctor` to compare with the bucket.
+func (m *Materialiser) DocSets() events.EdgeDocs {
+	type held struct{ repo, key, sha string }
+	m.mu.RLock()
+	rev := m.rev
+	docs := make([]held, 0, len(m.docs))
+	for key, d := range m.docs {
+		if d.rec.Skip == nil {
+			docs = append(docs, held{d.rec.Repo, key, d.rec.SHA256})
+		}
+	}
+	m.mu.RUnlock()
+	// Hashed outside the lock: applying batches need not wait for it.
+	sets := map[string]*events.DocSet{}
+	for _, d := range docs {
+		s := sets[d.repo]
+		if s == nil {
+			s = &events.DocSet{}
+			sets[d.repo] = s
+		}
+		s.Add(d.key, d.sha)
+	}
+	out := events.EdgeDocs{Revision: rev, Repos: make(map[string]events.DocSet, len(sets))}
+	for repo, s := range sets {
+		out.Repos[repo] = *s
+	}
+	return out
+}
+
 // progressOf is bucket's entry of m.progress; Open lists every bucket Run
 // follows.
 func (m *Materialiser) progressOf(bucket string) *feedProgress {
@@ -1264,5 +1295,27 @@ func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Op
 	if cfg.Sources, err = ReadSources(ctx, js, buckets...); err != nil {
 		return nil, err
 	}
-	return Open(cfg)
+	m, err := Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The store's checks find damaged files, not a store that is sound
+	// but holds other documents than the bucket (lost writes, a restored
+	// copy): compare before serving anything.
+	sample, n, err := m.disagreement(ctx, docs)
+	switch {
+	case err != nil:
+		m.logger.Warn("the edge's store could not be compared with cue_docs; serving it as it is", "err", err)
+	case n > 0:
+		if err := m.store.Close(); err != nil {
+			return nil, err
+		}
+		aside, err := localdb.MoveAside(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("edge: the store holds %d documents otherwise than cue_docs, and moving it aside failed: %w (remove %s to rebuild it from JetStream)", n, err, cfg.Dir)
+		}
+		m.logger.Error("the edge's store holds documents otherwise than cue_docs; moved it aside, rebuilding it from cue_docs", "documents", n, "first", sample, "moved_to", aside)
+		return Open(cfg)
+	}
+	return m, nil
 }

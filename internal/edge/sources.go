@@ -162,30 +162,56 @@ func (m *Materialiser) checkSource(ctx context.Context, f feed) error {
 	if !ok {
 		return nil
 	}
+	// In a cluster one answer can be stale (a stream's state read from a
+	// replica that stepped down, while the watch already delivered later
+	// entries): only a divergence every read confirms stops the edge.
+	var why string
+	for attempt := range sourceConfirmations {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(sourceConfirmPause):
+			}
+		}
+		why = m.divergence(ctx, f, b)
+		if why == "" {
+			return nil
+		}
+	}
+	m.logger.Error("a bucket was replaced under the running edge; stopping it: restart it to rebuild from the bucket", "bucket", f.bucket, "found", why)
+	return fmt.Errorf("%w: %s; restart the edge (cue down && cue up, or restart the mcp-edge process): it then discards its store and replays the bucket", ErrSourceReplaced, why)
+}
+
+// sourceConfirmations reads of a bucket's state, sourceConfirmPause
+// apart, must each find it diverged before the edge stops.
+const (
+	sourceConfirmations = 4
+	sourceConfirmPause  = 500 * time.Millisecond
+)
+
+// divergence is why f's bucket, as b reports it now, cannot be what the
+// materialiser follows, or "" when it can (or cannot be read now).
+func (m *Materialiser) divergence(ctx context.Context, f feed, b bucketStatus) string {
 	// The position first: read after the bucket's state, it may include
 	// entries applied since, past the end that state reports.
 	pos := f.rev()
 	st, err := b.Status(ctx)
 	if err != nil {
-		return nil
+		return ""
 	}
 	bs, ok := st.(*jetstream.KeyValueBucketStatus)
 	if !ok || bs.StreamInfo() == nil {
-		return nil
+		return ""
 	}
-	info := bs.StreamInfo()
-	now := bus.StateOf(info)
+	now := bus.StateOf(bs.StreamInfo())
 	m.srcMu.Lock()
 	id, known := m.srcIDs[f.bucket]
 	if !known {
 		m.srcIDs[f.bucket] = now.ID()
 	}
 	m.srcMu.Unlock()
-	if why := now.Diverged(id, pos); why != "" {
-		m.logger.Error("a bucket was replaced under the running edge; stopping it: restart it to rebuild from the bucket", "bucket", f.bucket, "found", why)
-		return fmt.Errorf("%w: %s; restart the edge (cue down && cue up, or restart the mcp-edge process): it then discards its store and replays the bucket", ErrSourceReplaced, why)
-	}
-	return nil
+	return now.Diverged(id, pos)
 }
 
 // checkSourcesEvery runs checkSource on every feed each SourceCheck until
@@ -205,4 +231,75 @@ func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) erro
 			}
 		}
 	}
+}
+
+// bucketAgreementWait bounds checkAgainstBucket's read of the bucket's
+// keys: a bucket that cannot be read in time is not compared (the watch
+// that follows reports the outage).
+const bucketAgreementWait = 30 * time.Second
+
+// disagreement finds the documents the store holds otherwise than the
+// bucket: every document it holds must be the bucket's latest entry of
+// its key, unless the bucket changed the key since the store's revision
+// (the watch brings that); every document the bucket held at that
+// revision must be held, unless its record is one the edge leaves out
+// (deleted, undecodable, not a document's key). It returns up to a few
+// of their keys and how many there are; a bucket that cannot be read
+// gives 0 and the error.
+func (m *Materialiser) disagreement(ctx context.Context, kv jetstream.KeyValue) (sample []string, n int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, bucketAgreementWait)
+	defer cancel()
+	w, err := kv.WatchAll(ctx, jetstream.MetaOnly())
+	if err != nil {
+		return nil, 0, err
+	}
+	defer w.Stop()
+	type entry struct {
+		rev     uint64
+		removed bool
+	}
+	latest := map[string]entry{}
+	for e := range w.Updates() {
+		if e == nil {
+			break // the initial values are all in
+		}
+		latest[e.Key()] = entry{e.Revision(), e.Operation() != jetstream.KeyValuePut}
+	}
+	if ctx.Err() != nil {
+		return nil, 0, ctx.Err()
+	}
+	m.mu.RLock()
+	upTo := m.rev
+	held := make(map[string]uint64, len(m.docs))
+	for key, d := range m.docs {
+		held[key] = d.rev
+	}
+	m.mu.RUnlock()
+	note := func(key string) {
+		if n++; len(sample) < 5 {
+			sample = append(sample, key)
+		}
+	}
+	for key, rev := range held {
+		if now := latest[key]; now.rev <= upTo && (now.removed || now.rev != rev) {
+			note(key)
+		}
+	}
+	for key, now := range latest {
+		if _, ok := held[key]; ok || now.removed || now.rev > upTo {
+			continue
+		}
+		repo, path, err := events.ParseDocKey(key)
+		if err != nil {
+			continue
+		}
+		e, err := kv.Get(ctx, key)
+		if err != nil || e.Revision() != now.rev {
+			continue // changed since: the watch brings it
+		}
+		if rec, err := events.DecodeDocRecord(e.Value()); err == nil && !rec.Deleted && rec.Repo == repo && rec.Path == path {
+			note(key)
+		}
+	}
+	return sample, n, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // ServiceName and QueueGroup name the micro service every edge runs; the
@@ -46,6 +48,10 @@ type Options struct {
 	// Ready, if set, is called once the endpoints are subscribed at the
 	// server, so that calls from any connection reach them.
 	Ready func()
+	// Docs, if set, answers EdgeDocsEndpoint: what the edge holds of
+	// cue_docs, for `cue status` and `cue doctor` to compare with the
+	// bucket. Tokens apply as to the tools; a token sees its repos only.
+	Docs func() events.EdgeDocs
 }
 
 func (o *Options) setDefaults() {
@@ -86,6 +92,9 @@ func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options
 	if err := validPrefix(opts.Prefix); err != nil {
 		return err
 	}
+	if opts.Docs != nil {
+		caller = docsCaller{Caller: caller, docs: opts.Docs}
+	}
 	s := &server{nc: nc, caller: caller, opts: opts, slots: make(chan struct{}, opts.MaxConcurrent)}
 	// Calls in flight at shutdown finish; they are bounded by CallTimeout.
 	s.callCtx = context.WithoutCancel(ctx)
@@ -100,8 +109,15 @@ func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options
 	if err != nil {
 		return err
 	}
+	names := []string{}
 	for _, d := range tools.Definitions() {
-		err := svc.AddEndpoint(d.Name, s.handler(d.Name), micro.WithEndpointSubject(Subject(opts.Prefix, d.Name)))
+		names = append(names, d.Name)
+	}
+	if opts.Docs != nil {
+		names = append(names, EdgeDocsEndpoint)
+	}
+	for _, name := range names {
+		err := svc.AddEndpoint(name, s.handler(name), micro.WithEndpointSubject(Subject(opts.Prefix, name)))
 		if err != nil {
 			svc.Stop()
 			return err
@@ -271,4 +287,43 @@ func (s *server) respondNoting(req micro.Request, tool string, out json.RawMessa
 	if perr := s.nc.PublishMsg(msg); perr != nil {
 		s.opts.Logger.Warn("query: respond", "tool", tool, "error", perr)
 	}
+}
+
+// EdgeDocsEndpoint is the endpoint, beside the tools, that answers with
+// the serving edge's events.EdgeDocs. No tool has its name.
+const EdgeDocsEndpoint = "edge_docs"
+
+// docsCaller answers EdgeDocsEndpoint from docs and every tool with the
+// Caller.
+type docsCaller struct {
+	tools.Caller
+	docs func() events.EdgeDocs
+}
+
+func (c docsCaller) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if tool != EdgeDocsEndpoint {
+		return c.Caller.Call(ctx, tool, args)
+	}
+	held := c.docs()
+	id := access.FromContext(ctx)
+	for repo := range held.Repos {
+		if !id.MayRead(repo) {
+			delete(held.Repos, repo)
+		}
+	}
+	return json.Marshal(held)
+}
+
+// AskEdgeDocs asks an edge serving c's prefix what it holds of cue_docs.
+// Edges started before the endpoint existed answer with ErrNoEdge.
+func AskEdgeDocs(ctx context.Context, c *Client) (events.EdgeDocs, error) {
+	var held events.EdgeDocs
+	out, err := c.Call(ctx, EdgeDocsEndpoint, nil)
+	if err != nil {
+		return held, err
+	}
+	if err := json.Unmarshal(out, &held); err != nil {
+		return held, fmt.Errorf("query %s: malformed answer: %w", EdgeDocsEndpoint, err)
+	}
+	return held, nil
 }

@@ -27,17 +27,21 @@ import (
 type Report struct {
 	// Files is how far indexing got over every repo, with its rate and
 	// estimated time to go.
-	Files       *FileProgress  `json:"files,omitempty"`
-	Repos       []RepoReport   `json:"repos"`
-	Consumers   []ConsumerLag  `json:"consumers"`
-	IngestQueue uint64         `json:"ingest_queue"`
-	DeadLetters uint64         `json:"dead_letters"`
-	RecentDead  []DeadLetter   `json:"recent_dead,omitempty"`
-	Undecodable []string       `json:"undecodable_records,omitempty"`
-	Embeddings  *EmbedReport   `json:"embeddings,omitempty"`
-	Memories    *MemoryReport  `json:"memories,omitempty"`
-	CollectedAt time.Time      `json:"collected_at"`
-	Extra       map[string]any `json:"extra,omitempty"`
+	Files       *FileProgress `json:"files,omitempty"`
+	Repos       []RepoReport  `json:"repos"`
+	Consumers   []ConsumerLag `json:"consumers"`
+	IngestQueue uint64        `json:"ingest_queue"`
+	DeadLetters uint64        `json:"dead_letters"`
+	RecentDead  []DeadLetter  `json:"recent_dead,omitempty"`
+	Undecodable []string      `json:"undecodable_records,omitempty"`
+	Embeddings  *EmbedReport  `json:"embeddings,omitempty"`
+	Memories    *MemoryReport `json:"memories,omitempty"`
+	// Edge compares the edge's documents with cue_docs, when an edge was
+	// asked (EdgeUnreached says why it could not be).
+	Edge          *EdgeAgreement `json:"edge,omitempty"`
+	EdgeUnreached string         `json:"edge_unreached,omitempty"`
+	CollectedAt   time.Time      `json:"collected_at"`
+	Extra         map[string]any `json:"extra,omitempty"`
 }
 
 // FileProgress is how far indexing got: the files ingest found, those
@@ -601,13 +605,18 @@ func (r Report) Print(w io.Writer, opts PrintOptions) {
 			elided = elided || len(g.paths) > firstFew
 		}
 	}
+	printEdge(tw, r.Edge, r.EdgeUnreached)
 	if m := r.Memories; m != nil {
 		repos := make([]string, 0, len(m.ByRepo))
 		for repo, n := range m.ByRepo {
 			repos = append(repos, repo+" "+strconv.Itoa(n))
 		}
 		sort.Strings(repos)
-		fmt.Fprintf(tw, "memories\t%d (%s), %d transcript batches pending\n", m.Total, strings.Join(repos, ", "), m.Pending)
+		byRepo := ""
+		if len(repos) > 0 {
+			byRepo = " (" + strings.Join(repos, ", ") + ")"
+		}
+		fmt.Fprintf(tw, "memories\t%d%s, %d transcript batches pending\n", m.Total, byRepo, m.Pending)
 		if b := m.Budget; b != nil {
 			limit := "no daily cap"
 			if b.LimitMicros > 0 {
@@ -713,4 +722,26 @@ func countPaths(notes []PathNote) int {
 		seen[n.Path] = true
 	}
 	return len(seen)
+}
+
+// printEdge says whether the edge serves what cue_docs holds.
+func printEdge(w io.Writer, a *EdgeAgreement, unreached string) {
+	switch {
+	case unreached != "":
+		fmt.Fprintf(w, "edge\tnot compared with cue_docs: %s\n", unreached)
+	case a == nil:
+	case a.Moving:
+		fmt.Fprintln(w, "edge\tnot compared with cue_docs: indexing kept changing it; run again once caught up")
+	case len(a.Disagreeing()) == 0:
+		docs := 0
+		for _, r := range a.Repos {
+			docs += r.Bucket
+		}
+		fmt.Fprintf(w, "edge\tserves the %s documents cue_docs holds (revision %d)\n", humanize.Thousands(docs), a.Revision)
+	default:
+		for _, r := range a.Disagreeing() {
+			fmt.Fprintf(w, "edge\tERROR repo %s: %s\n", r.Repo, r.Problem())
+		}
+		fmt.Fprintf(w, "  remedy\t%s\n", EdgeRemedy)
+	}
 }
