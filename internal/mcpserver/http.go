@@ -50,7 +50,15 @@ type HTTPOptions struct {
 	// AllowedOrigins are browser origins admitted besides the server's
 	// own; any other Origin gets 403.
 	AllowedOrigins []string
+	// MaxInFlight bounds the POSTs (the calls) being served at once;
+	// beyond it a request gets 503 with Retry-After. Zero means
+	// DefaultMaxInFlight. Event streams (GET) are not counted.
+	MaxInFlight int
 }
+
+// DefaultMaxInFlight is the bound on POSTs served at once: far above what
+// a team's agents send, far below what exhausts memory.
+const DefaultMaxInFlight = 256
 
 // HTTPHandler serves server over Streamable HTTP at any path it is mounted
 // on, behind an access.HTTPGuard (Origin check, bearer tokens when
@@ -61,7 +69,37 @@ func HTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	guard := access.HTTPOptions{Tokens: opts.Tokens, AllowedOrigins: opts.AllowedOrigins, Logger: opts.Logger}
-	return access.HTTPGuard(limitBody(mcpHandler(server, opts), opts), guard)
+	return access.HTTPGuard(limitInFlight(limitBody(mcpHandler(server, opts), opts), opts), guard)
+}
+
+// limitInFlight answers 503, with Retry-After and a log line, a POST that
+// arrives while opts.MaxInFlight are being served, instead of letting
+// requests pile up without bound.
+func limitInFlight(h http.Handler, opts HTTPOptions) http.Handler {
+	n := opts.MaxInFlight
+	if n <= 0 {
+		n = DefaultMaxInFlight
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	slots := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			h.ServeHTTP(w, r)
+		default:
+			log.Warn("http request refused", "reason", "too many requests in flight", "status", http.StatusServiceUnavailable, "limit", n, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("Service Unavailable: %d requests are being served, the most this server takes at once; retry in a second", n), http.StatusServiceUnavailable)
+		}
+	})
 }
 
 // limitBody refuses, with 413 and a log line, a request whose declared

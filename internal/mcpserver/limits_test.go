@@ -131,3 +131,54 @@ func TestErrorsDoNotEchoLongValues(t *testing.T) {
 		t.Errorf("the error is %d bytes: %.200s", n, wire.Message)
 	}
 }
+
+// A POST beyond MaxInFlight gets 503 with Retry-After at once; when the
+// request holding the slot ends, the next is served.
+func TestHTTPBoundsRequestsInFlight(t *testing.T) {
+	url := serveHTTP(t, mcpserver.HTTPOptions{Stateless: true, JSONResponse: true, MaxInFlight: 1, BodyReadTimeout: time.Minute})
+	host := strings.TrimPrefix(url, "http://")
+	// A request whose body never completes holds the only slot.
+	held, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(held, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{\"jsonrpc\":", host)
+	list := func() (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Retry-After"), string(body)
+	}
+	// The held request takes its slot once the server has read its
+	// headers: until then a call may still pass.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, retry, body := list()
+		if code == http.StatusServiceUnavailable {
+			if retry != "1" || !strings.Contains(body, "1 requests are being served") {
+				t.Errorf("refused with Retry-After %q and %q", retry, body)
+			}
+			break
+		}
+		if code != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("while a request holds the only slot: %d %s", code, body)
+		}
+	}
+	held.Close()
+	for {
+		code, _, body := list()
+		if code == http.StatusOK {
+			break
+		}
+		if code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("after the held request ended: %d %s", code, body)
+		}
+	}
+}
