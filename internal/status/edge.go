@@ -57,8 +57,9 @@ func (a EdgeAgreement) Disagreeing() []RepoAgreement {
 }
 
 // EdgeRemedy is what brings an edge that disagrees with cue_docs back in
-// line: its store is derived, and rebuilt from the bucket when missing.
-const EdgeRemedy = "stop the daemon (`cue down`), move .cuedeck/.cache/state/edge aside, and start it again (`cue up`): the edge rebuilds its store from cue_docs"
+// line: at start it compares its store with the bucket and rebuilds a
+// store that differs.
+const EdgeRemedy = "restart the daemon (`cue down`, then `cue up`; a team edge: restart mcp-edge): at start the edge compares its store with cue_docs and rebuilds it from cue_docs when they differ"
 
 // compareWait bounds how long CompareEdge waits for the bucket and the edge
 // to stand at one revision.

@@ -123,7 +123,7 @@ func TestCompareEdgeWithTheBucket(t *testing.T) {
 	}
 	out.Reset()
 	(status.Report{Edge: &a}).Print(&out, status.PrintOptions{})
-	for _, want := range []string{"ERROR repo r: cue_docs holds 3 indexed documents, the edge serves 2", "move .cuedeck/.cache/state/edge aside"} {
+	for _, want := range []string{"ERROR repo r: cue_docs holds 3 indexed documents, the edge serves 2", "at start the edge compares its store with cue_docs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("printed %q, want %q", out.String(), want)
 		}
