@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -19,21 +21,7 @@ func BenchmarkReplayFromBucket(b *testing.B) {
 	const docs = 10000
 	conn, _ := bustest.Start(b, bus.Settings{})
 	ctx := context.Background()
-	kv, err := conn.JS.KeyValue(ctx, events.DocsBucket)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range docs {
-		rec := mdRecord("app", fmt.Sprintf("docs/area%d/doc%d.md", i%40, i),
-			fmt.Sprintf("# Doc %d\n\nThe harrier%d flies over area %d.\n\n## Notes\n\nNothing more about %d.\n", i, i, i%40, i), nil)
-		data, err := events.Encode(rec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := kv.Put(ctx, events.DocKey(rec.Repo, rec.Path), data); err != nil {
-			b.Fatal(err)
-		}
-	}
+	fillDocsBucket(b, conn, docs)
 	var took time.Duration
 	for b.Loop() {
 		start := time.Now()
@@ -55,4 +43,28 @@ func BenchmarkReplayFromBucket(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(docs)*float64(b.N)/took.Seconds(), "docs/s")
+}
+
+// fillDocsBucket puts n markdown documents of repo "app" into cue_docs
+// and returns the bucket and its last revision.
+func fillDocsBucket(b *testing.B, conn *bus.Conn, n int) (jetstream.KeyValue, uint64) {
+	b.Helper()
+	ctx := context.Background()
+	kv, err := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var head uint64
+	for i := range n {
+		rec := mdRecord("app", fmt.Sprintf("docs/area%d/doc%d.md", i%40, i),
+			fmt.Sprintf("# Doc %d\n\nThe harrier%d flies over area %d.\n\n## Notes\n\nNothing more about %d.\n", i, i, i%40, i), nil)
+		data, err := events.Encode(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if head, err = kv.Put(ctx, events.DocKey(rec.Repo, rec.Path), data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return kv, head
 }
