@@ -91,16 +91,7 @@ func compareEdge(ctx context.Context, conn *bus.Conn, prefix string, rep *status
 	if prefix == "" {
 		return
 	}
-	client, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefix, Timeout: 5 * time.Second})
-	if err != nil {
-		rep.EdgeUnreached = err.Error()
-		return
-	}
-	repos := make([]string, len(rep.Repos))
-	for i, r := range rep.Repos {
-		repos[i] = r.Repo
-	}
-	a, err := status.CompareEdge(ctx, conn.JS, client, repos)
+	a, err := status.CompareServingEdge(ctx, conn, prefix, *rep)
 	if err != nil {
 		rep.EdgeUnreached = err.Error()
 		return

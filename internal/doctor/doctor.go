@@ -27,7 +27,6 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/ingest"
-	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tasks"
@@ -549,16 +548,7 @@ func checkEdge(ctx context.Context, conn *bus.Conn, prefix string, rep status.Re
 	if prefix == "" {
 		return
 	}
-	client, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefix, Timeout: 5 * time.Second})
-	if err != nil {
-		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("the edge could not be asked what it serves: %v", err)})
-		return
-	}
-	repos := make([]string, len(rep.Repos))
-	for i, rr := range rep.Repos {
-		repos[i] = rr.Repo
-	}
-	a, err := status.CompareEdge(ctx, conn.JS, client, repos)
+	a, err := status.CompareServingEdge(ctx, conn, prefix, rep)
 	switch {
 	case err != nil:
 		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("the edge could not be compared with cue_docs: %v", err)})
@@ -579,10 +569,11 @@ func checkEdge(ctx context.Context, conn *bus.Conn, prefix string, rep status.Re
 const restartRemedy = "restart the daemon (`cue down`, then `cue up`): at start it compares the cards with the task log and publishes again what the log lacks"
 
 // checkAgreement compares, once indexing has caught up, the card files of
-// the workspace with the task log: a card whose task the log lacks was
-// lost with it. It reports whether indexing had caught up. (The files and cue_docs are compared by ingest itself, at
-// start and every 10 minutes; a scan's count goes stale as the watcher
-// indexes single files, so it cannot be compared here.)
+// the workspace with the task log (a card whose task the log lacks was
+// lost with it) and every document of cue_docs with its file. It reports
+// whether indexing had caught up. (Files cue_docs lacks are ingest's own
+// comparison's to find, at start and every 10 minutes: a scan's count
+// goes stale as the watcher indexes single files.)
 func checkAgreement(ctx context.Context, js jetstream.JetStream, repo string, rep status.Report, fsys fs.FS, r *Report) bool {
 	if rep.Files.Pending > 0 || rep.Files.Scanning || rep.Files.Listing {
 		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: "indexing is under way: cards are compared with the task log once it has caught up"})

@@ -233,7 +233,7 @@ func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) erro
 	}
 }
 
-// bucketAgreementWait bounds checkAgainstBucket's read of the bucket's
+// bucketAgreementWait bounds disagreement's read of the bucket's
 // keys: a bucket that cannot be read in time is not compared (the watch
 // that follows reports the outage).
 const bucketAgreementWait = 30 * time.Second

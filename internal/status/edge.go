@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/query"
@@ -120,6 +121,20 @@ func CompareEdge(ctx context.Context, js jetstream.JetStream, client *query.Clie
 		}
 		pause = min(2*pause, 500*time.Millisecond)
 	}
+}
+
+// CompareServingEdge is CompareEdge for the edge serving the query prefix
+// over conn, with the repos rep counts.
+func CompareServingEdge(ctx context.Context, conn *bus.Conn, prefix string, rep Report) (EdgeAgreement, error) {
+	client, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefix, Timeout: 5 * time.Second})
+	if err != nil {
+		return EdgeAgreement{}, err
+	}
+	repos := make([]string, len(rep.Repos))
+	for i, r := range rep.Repos {
+		repos[i] = r.Repo
+	}
+	return CompareEdge(ctx, conn.JS, client, repos)
 }
 
 // compareAt reads the bucket's summaries and compares them with held,
