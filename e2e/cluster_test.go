@@ -52,6 +52,12 @@ type ClusterOptions struct {
 	ExtractorArgs []string
 	// EdgeArgs come after the edges' common flags (a later flag wins).
 	EdgeArgs []string
+	// IngestArgs come after the ingest container's common flags.
+	IngestArgs []string
+	// EdgeRestart gives the edges compose's restart policy
+	// (unless-stopped): an edge that stops itself is started again by
+	// Docker, in the same container with the same /data/edge.
+	EdgeRestart bool
 	// NATSConfig is appended to every NATS server's configuration (e.g.
 	// users for the leaf listener).
 	NATSConfig string
@@ -193,7 +199,7 @@ func StartCluster(ctx context.Context, t testing.TB, opts ClusterOptions) *Clust
 			binds = append(binds, dir+":/repos/"+name+":ro")
 		}
 		n, err := c.start(ctx, "cuedeck/ingest:"+tag(), "ingest",
-			testcontainers.WithCmd(args...),
+			testcontainers.WithCmd(append(args, opts.IngestArgs...)...),
 			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.Binds = append(hc.Binds, binds...) }),
 			testcontainers.WithWaitStrategy(wait.ForLog("ingest running").WithStartupTimeout(90*time.Second)))
 		if err != nil {
@@ -220,6 +226,11 @@ func (c *Cluster) StartEdge(ctx context.Context, i int) error {
 		testcontainers.WithCmd(append(args, c.opts.EdgeArgs...)...),
 		testcontainers.WithExposedPorts("8080/tcp"),
 		testcontainers.WithWaitStrategy(wait.ForLog("serving MCP").WithStartupTimeout(90 * time.Second)),
+	}
+	if c.opts.EdgeRestart {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyUnlessStopped}
+		}))
 	}
 	if c.opts.EdgeNet {
 		if c.EdgeNet == nil {

@@ -37,6 +37,11 @@
 //  7. TestClusterLaptopLeaf: a laptop's `cue up` (bin/, on the host) joins
 //     as a leaf node with the laptop user's permissions; its files reach
 //     the team's edges, and its `cue mcp` answers from them.
+//  8. TestClusterDocsBucketRecreated: cue_docs deleted and recreated empty
+//     under running roles (a lost store, a restore onto a new cluster);
+//     the edges stop, Docker restarts them and they rebuild, ingest
+//     publishes again what the bucket lost, and every file's current
+//     version is back once.
 //
 // Besides: TestClusterIngestContainer (the ingest image on mounted repos),
 // TestRolesOverContainerNetwork, TestEvalSciFactHybridBeatsKeyword, and

@@ -64,6 +64,7 @@ func run() error {
 	maxFile := fs.Int64("max-file-bytes", 8<<20, "skip (and report) files larger than this")
 	inline := fs.Int64("inline-bytes", 256<<10, "files up to this size travel inline; larger via the object store")
 	debounce := fs.Duration("debounce", 0, "quiet time after the last write before publishing (default 500ms)")
+	reconcileEvery := fs.Duration("reconcile-every", 0, "how often to compare what was published with cue_docs and publish again what it lost, e.g. after the bucket was recreated or restored from a backup (default 10m)")
 	var claudeDirs, chat listFlag
 	fs.Var(&claudeDirs, "claude-dir", "Claude Code projects directory to tail transcripts from (repeatable; default ~/.claude/projects)")
 	fs.Var(&chat, "chat", "generic chat-JSONL transcripts as glob or repo=glob (repeatable)")
@@ -87,7 +88,7 @@ func run() error {
 	defer conn.Close()
 	svc, err := ingest.New(conn, ingest.Config{
 		Repos: repos, Exclude: append(slices.Clone(ingest.DefaultExclude), exclude...), MaxFileBytes: *maxFile, InlineBytes: *inline,
-		Debounce: *debounce, StateDir: *stateDir,
+		Debounce: *debounce, StateDir: *stateDir, ReconcileEvery: *reconcileEvery,
 	}, log)
 	if err != nil {
 		return err

@@ -100,7 +100,10 @@ type Config struct {
 	// saying to restart it.
 	Sources Sources
 	// SourceCheck is how often Run compares the buckets with the
-	// incarnations the store was built from; default 15 s.
+	// incarnations the store was built from; default 5 s. A watch does
+	// not end when its bucket is deleted and created again (it resumes
+	// on the new one past the entries it lacks), so this check is how a
+	// running edge learns of it: one stream-info request per bucket.
 	SourceCheck time.Duration
 }
 
@@ -118,7 +121,7 @@ func (c *Config) setDefaults() {
 		c.History.Bytes = DefaultHistoryBytes
 	}
 	if c.SourceCheck == 0 {
-		c.SourceCheck = 15 * time.Second
+		c.SourceCheck = 5 * time.Second
 	}
 }
 
