@@ -44,9 +44,12 @@ type Service struct {
 	blobs jetstream.ObjectStore
 	scans jetstream.KeyValue // nil: scan progress not published
 	seed  maphash.Seed
-	// runID tells this run's publishes of files reconcile found stale
-	// from the publishes they repeat (again).
-	runID string
+	// runID and comparisons tell the publishes of files a comparison
+	// found stale from the publishes they repeat (again), and from those
+	// of an earlier comparison of this run: a bucket lost twice within
+	// the duplicate window gets its files back both times.
+	runID       string
+	comparisons atomic.Uint64
 
 	// republished is closed once the files the comparison at start found
 	// lost or different have been published again and taken by the
@@ -101,6 +104,9 @@ func (s *Service) compare(ctx context.Context) bool {
 		return false
 	}
 	s.reconciled.Store(&rec)
+	if rec.Stale > 0 || rec.Orphans > 0 {
+		s.comparisons.Add(1)
+	}
 	if rec.Stale == 0 && rec.Orphans == 0 {
 		s.republishedOnce.Do(func() { close(s.republished) })
 	}
@@ -371,7 +377,7 @@ func (s *Service) again(msgID string, again bool) string {
 	if !again {
 		return msgID
 	}
-	return msgID + "|again:" + s.runID
+	return fmt.Sprintf("%s|again:%s.%d", msgID, s.runID, s.comparisons.Load())
 }
 
 // LastReconcile is the outcome of the last comparison of the state with
