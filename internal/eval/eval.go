@@ -178,13 +178,15 @@ func Evaluate(ctx context.Context, ds *Dataset, mode string, r Ranker) (Scores, 
 	return s, nil
 }
 
-// NDCG is nDCG@k with graded relevance, gain 2^rel − 1 and log2 discount,
-// as BEIR computes it (through pytrec_eval).
+// NDCG is nDCG@k with graded relevance, log2 discount and the grade
+// itself as the gain, as BEIR computes it: pytrec_eval runs trec_eval's
+// ndcg_cut, whose gains are the qrels' levels (not 2^rel − 1; the two
+// agree on binary qrels such as SciFact's).
 func NDCG(ranked []string, rel map[string]int, k int) float64 {
 	dcg := 0.0
 	for i, id := range ranked[:min(k, len(ranked))] {
 		if g := rel[id]; g > 0 {
-			dcg += (math.Pow(2, float64(g)) - 1) / math.Log2(float64(i)+2)
+			dcg += float64(g) / math.Log2(float64(i)+2)
 		}
 	}
 	grades := make([]int, 0, len(rel))
@@ -194,7 +196,7 @@ func NDCG(ranked []string, rel map[string]int, k int) float64 {
 	sort.Sort(sort.Reverse(sort.IntSlice(grades)))
 	ideal := 0.0
 	for i, g := range grades[:min(k, len(grades))] {
-		ideal += (math.Pow(2, float64(g)) - 1) / math.Log2(float64(i)+2)
+		ideal += float64(g) / math.Log2(float64(i)+2)
 	}
 	if ideal == 0 {
 		return 0

@@ -12,12 +12,14 @@ import (
 
 func TestMetrics(t *testing.T) {
 	rel := map[string]int{"a": 1, "b": 2}
-	// Perfect order: b (gain 3) then a (gain 1).
+	// Perfect order: b (gain 2) then a (gain 1).
 	if got := NDCG([]string{"b", "a", "x"}, rel, 10); math.Abs(got-1) > 1e-12 {
 		t.Fatalf("ideal ranking nDCG = %v", got)
 	}
-	// a first, b third: dcg = 1/log2(2) + 3/log2(4) = 2.5; ideal = 3 + 1/log2(3).
-	want := 2.5 / (3 + 1/math.Log2(3))
+	// a first, b third, with trec_eval's linear gains: dcg = 1/log2(2) +
+	// 2/log2(4) = 2; ideal = 2 + 1/log2(3). (With 2^rel − 1 gains it
+	// would be 2.5 / (3 + 1/log2(3)).)
+	want := 2 / (2 + 1/math.Log2(3))
 	if got := NDCG([]string{"a", "x", "b"}, rel, 10); math.Abs(got-want) > 1e-12 {
 		t.Fatalf("nDCG = %v, want %v", got, want)
 	}
