@@ -34,6 +34,7 @@ type Stream interface {
 	OrderedConsumer(ctx context.Context, stream string, cfg jetstream.OrderedConsumerConfig) (jetstream.Consumer, error)
 	Stream(ctx context.Context, stream string) (jetstream.Stream, error)
 	PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+	PublishMsgAsync(msg *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error)
 }
 
 // ErrConflict is returned by Mutate and Append when the repo's log kept
@@ -136,8 +137,8 @@ type Board struct {
 	// recheck asks the follower to compare the log now (Sync found it
 	// replaced).
 	recheck chan struct{}
-	// writers holds, per repo, the turn of the writes through this Board
-	// (a channel of one).
+	// writers holds, per repo, the *repoWriter that makes the writes
+	// through this Board one after another.
 	writers sync.Map
 }
 
@@ -579,8 +580,11 @@ func (b *Board) Append(ctx context.Context, ev events.TaskEvent, validate func(c
 // runs again on the new state, with a growing, jittered pause, until ctx's
 // deadline; so an update computed from stale state is never written, and a
 // check (a dependency exists, no cycle) holds on the state the event is
-// appended to. Writes through one Board to one repo take turns: they never
-// race each other. build must not keep or modify the map.
+// appended to. Writes through one Board to one repo never race each
+// other: they are made in the order asked, and those that queue while one
+// is being made are published together as a chain (writeRound), each
+// built on the state the ones before it leave. build must not keep or
+// modify the map.
 //
 // When build fails, Mutate first catches up with the stream and tries once
 // more, so a lagging board does not refuse what the log allows (a task
@@ -607,11 +611,27 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 		ctx, cancel = context.WithTimeout(ctx, DefaultMutateTimeout)
 		defer cancel()
 	}
-	unlock, err := b.writeTurn(ctx, repo)
-	if err != nil {
-		return 0, nil, err
+	req := &writeReq{ctx: ctx, requestID: requestID, build: build, done: make(chan writeResult, 1)}
+	v, _ := b.writers.LoadOrStore(repo, &repoWriter{})
+	w := v.(*repoWriter)
+	w.mu.Lock()
+	w.queue = append(w.queue, req)
+	lead := !w.running
+	w.running = true
+	w.mu.Unlock()
+	if lead {
+		go b.drain(repo, w)
 	}
-	defer unlock()
+	// Every request is answered: written, refused, or found past its
+	// deadline before it was built.
+	r := <-req.done
+	return r.seq, r.prior, r.err
+}
+
+// writeOne makes one write on its own: build on the board's state,
+// publish expecting the repo's subject where that state left it, and on a
+// lost race catch up and build again, until ctx's deadline.
+func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func(current map[string]events.Task) (events.TaskEvent, error)) (seq uint64, prior *events.TaskEvent, err error) {
 	pause := time.Millisecond
 	synced := false
 	for attempt := 1; ; attempt++ {
@@ -649,32 +669,14 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 			continue
 		}
 		ev.Repo, ev.RequestID = repo, requestID
-		ack, err := b.publish(ctx, ev, expect)
-		if err == nil && !ack.Duplicate && b.applyOwn(repo, ev, expect, ack.Sequence) {
-			// The log holds exactly this event after the state it was
-			// built on: the next write's turn need not wait for the
-			// follower to deliver it.
-			return ack.Sequence, nil, nil
+		msg, _, err := taskMsg(ev, expect)
+		if err != nil {
+			return 0, nil, err
 		}
+		ack, err := b.publish(ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
 		if err == nil {
-			if err := b.WaitSeq(ctx, ack.Sequence); err != nil {
-				return ack.Sequence, nil, err
-			}
-			if ack.Duplicate && requestID != "" {
-				// Another edge wrote this request first: what it wrote
-				// is the answer.
-				var rec requestRecord
-				ok := false
-				b.mu.RLock()
-				if r := b.repos[repo]; r != nil {
-					rec, ok = r.requests[requestID]
-				}
-				b.mu.RUnlock()
-				if ok {
-					return rec.seq, &rec.ev, nil
-				}
-			}
-			return ack.Sequence, nil, nil
+			seq, prior, _, err := b.settle(ctx, repo, requestID, ev, expect, ack)
+			return seq, prior, err
 		}
 		if !isWrongLastSequence(err) {
 			return 0, nil, err
@@ -723,42 +725,309 @@ func (b *Board) Version() uint64 {
 	return b.version
 }
 
-// writeTurn waits for the repo's writes through this Board to be this
-// caller's turn, and returns the function that passes it on.
-func (b *Board) writeTurn(ctx context.Context, repo string) (func(), error) {
-	v, _ := b.writers.LoadOrStore(repo, make(chan struct{}, 1))
-	turn := v.(chan struct{})
-	select {
-	case turn <- struct{}{}:
-		return func() { <-turn }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: repo %s: waited for the writes before it until the deadline", ErrConflict, repo)
+// settle finishes a write JetStream accepted at ack, of ev built on the
+// repo's state at sequence expect: it returns the sequence to answer with
+// (or, for a request another edge wrote first, that request's event) once
+// the board holds it. own says the board applied ev itself, right after
+// expect: the log then holds exactly this event after the state it was
+// built on, and the next write need not wait for the follower.
+func (b *Board) settle(ctx context.Context, repo, requestID string, ev events.TaskEvent, expect uint64, ack *jetstream.PubAck) (seq uint64, prior *events.TaskEvent, own bool, err error) {
+	if !ack.Duplicate && b.applyOwn(repo, ev, expect, ack.Sequence) {
+		return ack.Sequence, nil, true, nil
+	}
+	if err := b.WaitSeq(ctx, ack.Sequence); err != nil {
+		return ack.Sequence, nil, false, err
+	}
+	if ack.Duplicate && requestID != "" {
+		// Another edge wrote this request first: what it wrote is the
+		// answer.
+		b.mu.RLock()
+		var rec requestRecord
+		ok := false
+		if r := b.repos[repo]; r != nil {
+			rec, ok = r.requests[requestID]
+		}
+		b.mu.RUnlock()
+		if ok {
+			return rec.seq, &rec.ev, false, nil
+		}
+	}
+	return ack.Sequence, nil, false, nil
+}
+
+// writeReq is one call of MutateRequest waiting for its repo's writer.
+type writeReq struct {
+	ctx       context.Context
+	requestID string
+	build     func(current map[string]events.Task) (events.TaskEvent, error)
+	done      chan writeResult // buffered: answered exactly once
+}
+
+type writeResult struct {
+	seq   uint64
+	prior *events.TaskEvent
+	err   error
+}
+
+func (q *writeReq) answer(seq uint64, prior *events.TaskEvent, err error) {
+	q.done <- writeResult{seq, prior, err}
+}
+
+// repoWriter makes the writes to one repo through one Board, in the order
+// they were asked for. While one round of writes is being made the next
+// requests queue, and the next round takes them all: under load a round
+// writes many events for the price of about one.
+type repoWriter struct {
+	mu      sync.Mutex
+	queue   []*writeReq
+	running bool
+}
+
+// maxGroup bounds the events one round publishes chained.
+const maxGroup = 128
+
+// drain makes rounds of writes until w's queue is empty.
+func (b *Board) drain(repo string, w *repoWriter) {
+	for {
+		w.mu.Lock()
+		n := min(len(w.queue), maxGroup)
+		round := slices.Clone(w.queue[:n])
+		w.queue = w.queue[n:]
+		if n == 0 {
+			w.queue, w.running = nil, false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+		rest := b.writeRound(repo, round)
+		if len(rest) > 0 {
+			w.mu.Lock()
+			w.queue = append(rest, w.queue...)
+			w.mu.Unlock()
+		}
 	}
 }
 
-func (b *Board) publish(ctx context.Context, ev events.TaskEvent, expect uint64) (*jetstream.PubAck, error) {
+// writeRound writes a round of requests and returns those still to be
+// written, in order, for the next round.
+//
+// One request is written on its own (writeOne). Several are built one
+// after another, each on the state the ones before it leave, and published
+// as a chain: the first expects the repo's subject where the board's
+// state left it, each next one expects the stream's last message to be
+// the one before it (Nats-Expected-Last-Msg-Id). So each event is stored
+// right after the event it was built on, or not at all, and JetStream
+// takes the chain without a round trip per event. Where the chain breaks
+// (another writer's event came between, a build failed, a request was
+// already written) the rest goes back to the queue and is built again on
+// the state the board then holds.
+func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
+	live := round[:0:0]
+	for _, q := range round {
+		if q.ctx.Err() != nil {
+			q.answer(0, nil, fmt.Errorf("%w: repo %s: waited for the writes before it until the deadline", ErrConflict, repo))
+			continue
+		}
+		live = append(live, q)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	if len(live) == 1 {
+		q := live[0]
+		q.answer(b.writeOne(q.ctx, repo, q.requestID, q.build))
+		return nil
+	}
+
+	// Build the chain on a copy of the state: each build sees the events
+	// before it applied.
+	var (
+		evs     []events.TaskEvent
+		members []*writeReq
+		expect  uint64
+		next    = len(live) // first request not in the chain
+	)
+	//
+	// The events are applied to the board's own map while the chain is
+	// built and taken out again before the lock is released: a copy of a
+	// repo's tasks per round cost more than the writes themselves once a
+	// repo held thousands.
+	type undo struct {
+		id  string
+		old events.Task
+		had bool
+	}
+	var undos []undo
+	b.mu.Lock()
+	r := b.repos[repo]
+	scratch := map[string]events.Task{}
+	if r != nil {
+		scratch, expect = r.tasks, r.seq
+	}
+	inChain := map[string]bool{}
+	for i, q := range live {
+		if q.requestID != "" {
+			if r != nil {
+				if rec, ok := r.requests[q.requestID]; ok {
+					// A retry of a request the log holds: its event is
+					// the answer.
+					q.answer(rec.seq, &rec.ev, nil)
+					live[i] = nil
+					continue
+				}
+			}
+			if inChain[q.requestID] {
+				next = i // answered from the log once the chain is applied
+				break
+			}
+			inChain[q.requestID] = true
+		}
+		ev, err := q.build(scratch)
+		if err != nil {
+			next = i // writeOne catches up and builds it again
+			break
+		}
+		ev.Repo, ev.RequestID = repo, q.requestID
+		old, had := scratch[ev.Task.ID]
+		undos = append(undos, undo{ev.Task.ID, old, had})
+		if ev.Op == events.TaskDeleted {
+			delete(scratch, ev.Task.ID)
+		} else {
+			scratch[ev.Task.ID] = ev.Task
+		}
+		evs = append(evs, ev)
+		members = append(members, q)
+	}
+	for i := len(undos) - 1; i >= 0; i-- {
+		if u := undos[i]; u.had {
+			scratch[u.id] = u.old
+		} else {
+			delete(scratch, u.id)
+		}
+	}
+	b.mu.Unlock()
+	rest := slices.DeleteFunc(slices.Clone(live[next:]), func(q *writeReq) bool { return q == nil })
+	if len(members) == 0 {
+		if len(rest) == 0 {
+			return nil // every one was a retry the log answers
+		}
+		// The first request cannot open a chain: it goes on its own.
+		q := rest[0]
+		q.answer(b.writeOne(q.ctx, repo, q.requestID, q.build))
+		return rest[1:]
+	}
+
+	first := members[0]
+	msg, prevID, err := taskMsg(evs[0], expect)
+	if err != nil {
+		first.answer(0, nil, err)
+		return append(members[1:], rest...)
+	}
+	ack, err := b.publish(first.ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
+	if err != nil {
+		if isWrongLastSequence(err) {
+			// Another writer moved the repo on: the first request
+			// catches up on its own, the others follow in the next round.
+			first.answer(b.writeOne(first.ctx, repo, first.requestID, first.build))
+		} else {
+			first.answer(0, nil, err)
+		}
+		return append(members[1:], rest...)
+	}
+	seq, prior, own, err := b.settle(first.ctx, repo, first.requestID, evs[0], expect, ack)
+	first.answer(seq, prior, err)
+	if !own || len(members) == 1 {
+		return append(members[1:], rest...)
+	}
+
+	// The rest of the chain, published without waiting for each ack.
+	futures := make([]jetstream.PubAckFuture, 0, len(members)-1)
+	prevSeq := ack.Sequence
+	for k := 1; k < len(members); k++ {
+		msg, id, err := taskMsg(evs[k], prevSeq+uint64(k-1))
+		if err != nil {
+			break
+		}
+		msg.Header.Set(jetstream.ExpectedLastMsgIDHeader, prevID)
+		f, err := b.js.PublishMsgAsync(msg)
+		if err != nil {
+			break
+		}
+		futures = append(futures, f)
+		prevID = id
+	}
+	var back []*writeReq
+	for k, f := range futures {
+		q, ev := members[k+1], evs[k+1]
+		ack, err := awaitAck(q.ctx, f)
+		switch {
+		case err == nil:
+			seq, prior, _, err := b.settle(q.ctx, repo, q.requestID, ev, prevSeq, ack)
+			q.answer(seq, prior, err)
+			if !ack.Duplicate {
+				// Stored right after the event before it: the next one
+				// follows this sequence.
+				prevSeq = ack.Sequence
+			}
+		case isWrongLastMsgID(err) || isWrongLastSequence(err):
+			// Not stored: the chain broke before it.
+			back = append(back, q)
+		default:
+			q.answer(0, nil, err)
+		}
+	}
+	back = append(back, members[1+len(futures):]...)
+	return append(back, rest...)
+}
+
+// awaitAck waits for an asynchronous publish's answer, at most until
+// ctx's deadline or the publish's own timeout.
+func awaitAck(ctx context.Context, f jetstream.PubAckFuture) (*jetstream.PubAck, error) {
+	t := time.NewTimer(publishTimeout)
+	defer t.Stop()
+	select {
+	case ack := <-f.Ok():
+		return ack, nil
+	case err := <-f.Err():
+		return nil, fmt.Errorf("tasks: publish %s: %w", f.Msg().Subject, err)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("tasks: publish %s: %w (whether it was stored is unknown)", f.Msg().Subject, ctx.Err())
+	case <-t.C:
+		return nil, fmt.Errorf("tasks: publish %s: no answer within %s (whether it was stored is unknown)", f.Msg().Subject, publishTimeout)
+	}
+}
+
+// publishTimeout bounds a publish whose context has no deadline.
+const publishTimeout = 10 * time.Second
+
+// taskMsg is ev's message on its repo's subject, and its Nats-Msg-Id: the
+// id names the content and the sequence it follows, so that a retried
+// publish of the same attempt is deduplicated and a new attempt is not; a
+// client's request is written once whatever the attempt.
+func taskMsg(ev events.TaskEvent, follows uint64) (*nats.Msg, string, error) {
 	data, err := events.Encode(ev)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	sum := sha256.Sum256(data)
 	msg := nats.NewMsg(events.TaskSubject(ev.Repo))
 	msg.Data = data
-	// The id names the content and the sequence it follows: a retried
-	// publish of the same attempt is deduplicated, a new attempt is not.
-	// A client's request is written once whatever the attempt.
-	id := fmt.Sprintf("%s/%s@%d:%s", ev.Repo, ev.Task.ID, expect, hex.EncodeToString(sum[:8]))
+	id := fmt.Sprintf("%s/%s@%d:%s", ev.Repo, ev.Task.ID, follows, hex.EncodeToString(sum[:8]))
 	if ev.RequestID != "" {
 		id = fmt.Sprintf("%s/request:%s", ev.Repo, ev.RequestID)
 	}
 	msg.Header.Set(jetstream.MsgIDHeader, id)
 	msg.Header.Set(events.HeaderKind, string(ev.EventKind()))
+	return msg, id, nil
+}
+
+func (b *Board) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		ctx, cancel = context.WithTimeout(ctx, publishTimeout)
 		defer cancel()
 	}
-	ack, err := b.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
+	ack, err := b.js.PublishMsg(ctx, msg, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("tasks: publish %s: %w", msg.Subject, err)
 	}
@@ -766,6 +1035,15 @@ func (b *Board) publish(ctx context.Context, ev events.TaskEvent, expect uint64)
 		b.logger.Debug("task event was a duplicate", "subject", msg.Subject, "stream_seq", ack.Sequence)
 	}
 	return ack, nil
+}
+
+// errCodeWrongLastMsgID is JetStream's answer to a publish whose
+// Nats-Expected-Last-Msg-Id is not the stream's last message.
+const errCodeWrongLastMsgID = 10070
+
+func isWrongLastMsgID(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeWrongLastMsgID
 }
 
 func isWrongLastSequence(err error) bool {

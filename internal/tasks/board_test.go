@@ -248,3 +248,179 @@ func TestMutateLosingEveryRaceEndsAtItsDeadline(t *testing.T) {
 		t.Errorf("%d tasks on the board; the rival wrote %d", n, rival.wins)
 	}
 }
+
+// Writes queued together are published as one chain, each built on the
+// state the ones before it leave. Two boards (two edges) write the same
+// repo at once, every write naming its task after how many the repo
+// holds: a build that missed an earlier event, its own board's or the
+// other's, would reuse a name and overwrite that task. Every write must
+// land, once, under a name of its own, and both boards and a replay agree.
+func TestConcurrentWritesChainOnEachOther(t *testing.T) {
+	conn, _ := bustest.StartDurable(t, bus.Settings{})
+	a, b := startBoard(t, conn), startBoard(t, conn)
+	ctx := ctxT(t)
+	const writers, each = 24, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*writers*each)
+	for bi, board := range []*tasks.Board{a, b} {
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					_, err := board.Mutate(ctx, "r", func(cur map[string]events.Task) (events.TaskEvent, error) {
+						tk := task(fmt.Sprintf("n%05d", len(cur)))
+						if _, taken := cur[tk.ID]; taken {
+							return events.TaskEvent{}, fmt.Errorf("%s is taken: the state has a gap", tk.ID)
+						}
+						tk.Title = fmt.Sprintf("board %d writer %d write %d", bi, w, i)
+						return events.TaskEvent{Op: events.TaskCreated, Task: tk, Source: "test"}, nil
+					})
+					if err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	want := 2 * writers * each
+	for name, board := range map[string]*tasks.Board{"a": a, "b": b, "replay": startBoard(t, conn)} {
+		if err := board.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := board.Tasks("r")
+		titles := map[string]bool{}
+		for _, tk := range got {
+			titles[tk.Title] = true
+		}
+		if len(got) != want || len(titles) != want {
+			t.Errorf("board %s: %d tasks with %d distinct writes, want %d of each", name, len(got), len(titles), want)
+		}
+	}
+	st, err := conn.JS.Stream(ctx, events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != uint64(want) {
+		t.Errorf("the log holds %d events for %d writes", info.State.Msgs, want)
+	}
+}
+
+// interposingStream writes a rival event, on the same subject, just before
+// the first event this board publishes in a chain: the rival takes the
+// task id that event was about to create.
+type interposingStream struct {
+	jetstream.JetStream
+	js   *bus.Conn
+	once sync.Once
+	took string
+}
+
+func (s *interposingStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	s.once.Do(func() {
+		ev, err := events.Decode(msg.Data)
+		if err != nil {
+			panic(err)
+		}
+		tk := ev.(events.TaskEvent).Task
+		s.took = tk.ID
+		tk.Title = "rival"
+		rival := events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: tk, Source: "rival"}
+		if _, err := bus.PublishEvent(context.Background(), s.js.JS, events.TaskSubject("r"), "rival-"+tk.ID, rival); err != nil {
+			panic(err)
+		}
+	})
+	return s.JetStream.PublishMsgAsync(msg, opts...)
+}
+
+// An event another writer slips in between two events of a chain stops
+// the chain there: the rest is built again on the state that includes it,
+// so no write lands on a state it was not built on.
+func TestChainBrokenByARivalIsBuiltAgain(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	stream := &interposingStream{JetStream: conn.JS, js: conn}
+	b := tasks.NewBoard(stream, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-b.Ready()
+	const writes = 64
+	var wg sync.WaitGroup
+	for w := range writes {
+		wg.Go(func() {
+			_, err := b.Mutate(ctxT(t), "r", func(cur map[string]events.Task) (events.TaskEvent, error) {
+				tk := task(fmt.Sprintf("n%05d", len(cur)))
+				if _, taken := cur[tk.ID]; taken {
+					return events.TaskEvent{}, fmt.Errorf("%s is taken: the state has a gap", tk.ID)
+				}
+				tk.Title = fmt.Sprintf("write %d", w)
+				return events.TaskEvent{Op: events.TaskCreated, Task: tk, Source: "test"}, nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if stream.took == "" {
+		t.Fatal("no write was published in a chain: 64 concurrent writes should have queued together")
+	}
+	if err := b.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := b.Tasks("r")
+	if got[stream.took].Title != "rival" {
+		t.Errorf("the rival's task %s was overwritten: %+v", stream.took, got[stream.took])
+	}
+	if len(got) != writes+1 {
+		t.Errorf("%d tasks, want %d writes and the rival's", len(got), writes+1)
+	}
+}
+
+// Retries of one request, queued together, are all answered with the
+// event the log holds for it, whether it was written before they came or
+// by the first of them.
+func TestRetriesOfOneRequestQueuedTogether(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	<-b.Ready()
+	ctx := ctxT(t)
+	for round, id := range []string{"written-first", "written-by-a-retry"} {
+		build := func(cur map[string]events.Task) (events.TaskEvent, error) {
+			return events.TaskEvent{Op: events.TaskCreated, Task: task(fmt.Sprintf("q%05d", len(cur))), Source: "test"}, nil
+		}
+		if round == 0 {
+			if _, _, err := b.MutateRequest(ctx, "r", id, build); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seqs := make([]uint64, 16)
+		var wg sync.WaitGroup
+		for i := range seqs {
+			wg.Go(func() {
+				seq, _, err := b.MutateRequest(ctx, "r", id, build)
+				if err != nil {
+					t.Error(err)
+				}
+				seqs[i] = seq
+			})
+		}
+		wg.Wait()
+		for _, s := range seqs {
+			if s != seqs[0] {
+				t.Fatalf("%s: retries answered with sequences %v, want one", id, seqs)
+			}
+		}
+	}
+	if n := len(b.Tasks("r")); n != 2 {
+		t.Errorf("%d tasks for two requests", n)
+	}
+}
