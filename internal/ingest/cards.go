@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -153,14 +154,21 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			}
 		}, func(a, b pendingTask) int { return cmp.Compare(a.seq, b.seq) })
 		clear(pending)
+		// The directories renamed into are synced once per batch, before
+		// the position moves past the events written: a batch of cards
+		// costs one directory sync, not one per card.
+		w := cardWrites{}
 		for _, p := range batch {
 			if p.ev.Source == SourceFile {
 				continue
 			}
-			err := p.repo.writeTask(p.ev)
+			err := w.writeTask(p.repo, p.ev)
 			if err != nil && retryableWrite(err) {
 				// Hold the position before this event, so that it and
 				// what follows are written back once the disk allows.
+				if serr := w.sync(); serr != nil {
+					return serr
+				}
 				for n := range positions {
 					positions[n] = max(positions[n], p.seq-1)
 				}
@@ -172,6 +180,9 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			if err != nil {
 				s.logger.Warn("ingest: writing a task back into its card failed", "repo", p.repo.name, "id", p.ev.Task.ID, "stream_seq", p.seq, "err", err)
 			}
+		}
+		if err := w.sync(); err != nil {
+			return err
 		}
 		for n := range positions {
 			positions[n] = max(positions[n], seq)
@@ -208,12 +219,20 @@ func cardPath(t events.Task) string {
 // and unknown keys. It writes nothing when the bytes would not change, and
 // refuses to replace a file that is not this task's card (it does not parse,
 // or holds another id), so a hand edit in progress is never lost.
-func (r *repo) writeTask(ev events.TaskEvent) error {
+// cardWrites writes a batch of task events back into their cards: each
+// card replaced atomically (staged, synced, renamed), the directories
+// renamed into synced together by sync.
+type cardWrites struct {
+	staged map[*repo]bool            // the staging directory exists
+	dirs   map[*repo]map[string]bool // directories renamed into, unsynced
+}
+
+func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent) error {
 	if !card.ValidID(ev.Task.ID) {
 		return fmt.Errorf("task id %q is not valid", ev.Task.ID)
 	}
 	p := cardPath(ev.Task)
-	old, err := r.root.ReadFile(p)
+	old, mode, err := readWithMode(r.root, p)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -231,7 +250,11 @@ func (r *repo) writeTask(ev events.TaskEvent) error {
 		if !exists {
 			return nil
 		}
-		return r.root.Remove(p)
+		if err := r.root.Remove(p); err != nil {
+			return err
+		}
+		w.renamedInto(r, path.Dir(p))
+		return nil
 	}
 	c.Task = ev.Task
 	data, err := card.Render(c)
@@ -241,18 +264,41 @@ func (r *repo) writeTask(ev events.TaskEvent) error {
 	if exists && bytes.Equal(data, old) {
 		return nil
 	}
-	return writeAtomic(r.root, p, data)
+	if !exists {
+		mode = 0o644
+	}
+	return w.replace(r, p, data, mode)
 }
 
-// writeAtomic replaces p inside root with data: written and synced under
-// tmpDir first, then renamed over p, so a reader never sees half a card.
-func writeAtomic(root *os.Root, p string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if fi, err := root.Stat(p); err == nil {
-		mode = fi.Mode().Perm()
+// readWithMode reads p inside root and returns its permissions too, with
+// one open.
+func readWithMode(root *os.Root, p string) ([]byte, fs.FileMode, error) {
+	f, err := root.Open(p)
+	if err != nil {
+		return nil, 0, err
 	}
-	if err := root.MkdirAll(tmpDir, 0o755); err != nil {
-		return err
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	data, err := io.ReadAll(f)
+	return data, fi.Mode().Perm(), err
+}
+
+// replace replaces p inside r's root with data: written and synced under
+// tmpDir first, then renamed over p, so a reader never sees half a card.
+// The rename is durable once sync has run.
+func (w *cardWrites) replace(r *repo, p string, data []byte, mode fs.FileMode) error {
+	root := r.root
+	if !w.staged[r] {
+		if err := root.MkdirAll(tmpDir, 0o755); err != nil {
+			return err
+		}
+		if w.staged == nil {
+			w.staged = map[*repo]bool{}
+		}
+		w.staged[r] = true
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -268,26 +314,51 @@ func writeAtomic(root *os.Root, p string, data []byte) error {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
+	dir := path.Dir(p)
+	if werr == nil && !w.dirs[r][dir] {
+		werr = root.MkdirAll(dir, 0o755)
+	}
 	if werr == nil {
-		if werr = root.MkdirAll(path.Dir(p), 0o755); werr == nil {
-			werr = root.Rename(tmp, p)
-		}
+		werr = root.Rename(tmp, p)
 	}
 	if werr != nil {
 		_ = root.Remove(tmp)
 		return werr
 	}
-	// The rename lives in the directory: sync it, so that a card written
-	// back (and its log position then advanced) survives a power cut.
-	d, err := root.Open(path.Dir(p))
-	if err != nil {
-		return err
+	w.renamedInto(r, dir)
+	return nil
+}
+
+func (w *cardWrites) renamedInto(r *repo, dir string) {
+	if w.dirs == nil {
+		w.dirs = map[*repo]map[string]bool{}
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
+	if w.dirs[r] == nil {
+		w.dirs[r] = map[string]bool{}
 	}
-	return err
+	w.dirs[r][dir] = true
+}
+
+// sync makes the renames and removals so far durable: a card written
+// back, and its log position then advanced, survives a power cut.
+func (w *cardWrites) sync() error {
+	for r, dirs := range w.dirs {
+		for dir := range dirs {
+			d, err := r.root.Open(dir)
+			if err != nil {
+				return err
+			}
+			err = d.Sync()
+			if cerr := d.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("sync %s in repo %s: %w", dir, r.name, err)
+			}
+		}
+	}
+	clear(w.dirs)
+	return nil
 }
 
 // removeStaging deletes what a killed card write left under tmpDir: no
