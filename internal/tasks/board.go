@@ -669,14 +669,13 @@ func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func
 			continue
 		}
 		ev.Repo, ev.RequestID = repo, requestID
-		msg, _, err := taskMsg(ev, expect)
+		msg, _, err := taskMsg(ev, expect, 0)
 		if err != nil {
 			return 0, nil, err
 		}
 		ack, err := b.publish(ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
 		if err == nil {
-			seq, prior, _, err := b.settle(ctx, repo, requestID, ev, expect, ack)
-			return seq, prior, err
+			return b.settle(ctx, repo, requestID, ev, expect, ack)
 		}
 		if !isWrongLastSequence(err) {
 			return 0, nil, err
@@ -728,15 +727,15 @@ func (b *Board) Version() uint64 {
 // settle finishes a write JetStream accepted at ack, of ev built on the
 // repo's state at sequence expect: it returns the sequence to answer with
 // (or, for a request another edge wrote first, that request's event) once
-// the board holds it. own says the board applied ev itself, right after
-// expect: the log then holds exactly this event after the state it was
-// built on, and the next write need not wait for the follower.
-func (b *Board) settle(ctx context.Context, repo, requestID string, ev events.TaskEvent, expect uint64, ack *jetstream.PubAck) (seq uint64, prior *events.TaskEvent, own bool, err error) {
+// the board holds it. When the log holds exactly this event right after
+// expect, the board applies it itself, and the next write need not wait
+// for the follower to deliver it.
+func (b *Board) settle(ctx context.Context, repo, requestID string, ev events.TaskEvent, expect uint64, ack *jetstream.PubAck) (seq uint64, prior *events.TaskEvent, err error) {
 	if !ack.Duplicate && b.applyOwn(repo, ev, expect, ack.Sequence) {
-		return ack.Sequence, nil, true, nil
+		return ack.Sequence, nil, nil
 	}
 	if err := b.WaitSeq(ctx, ack.Sequence); err != nil {
-		return ack.Sequence, nil, false, err
+		return ack.Sequence, nil, err
 	}
 	if ack.Duplicate && requestID != "" {
 		// Another edge wrote this request first: what it wrote is the
@@ -749,10 +748,10 @@ func (b *Board) settle(ctx context.Context, repo, requestID string, ev events.Ta
 		}
 		b.mu.RUnlock()
 		if ok {
-			return rec.seq, &rec.ev, false, nil
+			return rec.seq, &rec.ev, nil
 		}
 	}
-	return ack.Sequence, nil, false, nil
+	return ack.Sequence, nil, nil
 }
 
 // writeReq is one call of MutateRequest waiting for its repo's writer.
@@ -917,58 +916,53 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 		return rest[1:]
 	}
 
-	first := members[0]
-	msg, prevID, err := taskMsg(evs[0], expect)
-	if err != nil {
-		first.answer(0, nil, err)
-		return append(members[1:], rest...)
-	}
-	ack, err := b.publish(first.ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
-	if err != nil {
-		if isWrongLastSequence(err) {
-			// Another writer moved the repo on: the first request
-			// catches up on its own, the others follow in the next round.
-			first.answer(b.writeOne(first.ctx, repo, first.requestID, first.build))
-		} else {
-			first.answer(0, nil, err)
-		}
-		return append(members[1:], rest...)
-	}
-	seq, prior, own, err := b.settle(first.ctx, repo, first.requestID, evs[0], expect, ack)
-	first.answer(seq, prior, err)
-	if !own || len(members) == 1 {
-		return append(members[1:], rest...)
-	}
-
-	// The rest of the chain, published without waiting for each ack.
-	futures := make([]jetstream.PubAckFuture, 0, len(members)-1)
-	prevSeq := ack.Sequence
-	for k := 1; k < len(members); k++ {
-		msg, id, err := taskMsg(evs[k], prevSeq+uint64(k-1))
+	// The whole chain is published without waiting for each ack, and the
+	// answers are read in order.
+	futures := make([]jetstream.PubAckFuture, 0, len(members))
+	prevID := ""
+	for k := range members {
+		msg, id, err := taskMsg(evs[k], expect, k)
 		if err != nil {
 			break
 		}
-		msg.Header.Set(jetstream.ExpectedLastMsgIDHeader, prevID)
-		f, err := b.js.PublishMsgAsync(msg)
+		var opts []jetstream.PublishOpt
+		if k == 0 {
+			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(expect))
+		} else {
+			msg.Header.Set(jetstream.ExpectedLastMsgIDHeader, prevID)
+		}
+		f, err := b.js.PublishMsgAsync(msg, opts...)
 		if err != nil {
 			break
 		}
 		futures = append(futures, f)
 		prevID = id
 	}
+	if len(futures) == 0 {
+		// Not even the first could be sent: it goes on its own.
+		first := members[0]
+		first.answer(b.writeOne(first.ctx, repo, first.requestID, first.build))
+		return append(members[1:], rest...)
+	}
 	var back []*writeReq
+	firstLost := false
+	prevSeq := expect
 	for k, f := range futures {
-		q, ev := members[k+1], evs[k+1]
+		q, ev := members[k], evs[k]
 		ack, err := awaitAck(q.ctx, f)
 		switch {
 		case err == nil:
-			seq, prior, _, err := b.settle(q.ctx, repo, q.requestID, ev, prevSeq, ack)
-			q.answer(seq, prior, err)
+			q.answer(b.settle(q.ctx, repo, q.requestID, ev, prevSeq, ack))
 			if !ack.Duplicate {
 				// Stored right after the event before it: the next one
 				// follows this sequence.
 				prevSeq = ack.Sequence
 			}
+		case k == 0 && isWrongLastSequence(err):
+			// Another writer moved the repo on: the first request
+			// catches up on its own once the rest of the chain, which
+			// broke with it, has answered.
+			firstLost = true
 		case isWrongLastMsgID(err) || isWrongLastSequence(err):
 			// Not stored: the chain broke before it.
 			back = append(back, q)
@@ -976,7 +970,11 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 			q.answer(0, nil, err)
 		}
 	}
-	back = append(back, members[1+len(futures):]...)
+	back = append(back, members[len(futures):]...)
+	if firstLost {
+		first := members[0]
+		first.answer(b.writeOne(first.ctx, repo, first.requestID, first.build))
+	}
 	return append(back, rest...)
 }
 
@@ -1001,10 +999,11 @@ func awaitAck(ctx context.Context, f jetstream.PubAckFuture) (*jetstream.PubAck,
 const publishTimeout = 10 * time.Second
 
 // taskMsg is ev's message on its repo's subject, and its Nats-Msg-Id: the
-// id names the content and the sequence it follows, so that a retried
-// publish of the same attempt is deduplicated and a new attempt is not; a
-// client's request is written once whatever the attempt.
-func taskMsg(ev events.TaskEvent, follows uint64) (*nats.Msg, string, error) {
+// id names the content, the sequence of the repo's subject the attempt
+// started from and the event's place in its chain (0 for the first), so
+// that a retried publish of the same attempt is deduplicated and a new
+// attempt is not; a client's request is written once whatever the attempt.
+func taskMsg(ev events.TaskEvent, follows uint64, inChain int) (*nats.Msg, string, error) {
 	data, err := events.Encode(ev)
 	if err != nil {
 		return nil, "", err
@@ -1013,6 +1012,9 @@ func taskMsg(ev events.TaskEvent, follows uint64) (*nats.Msg, string, error) {
 	msg := nats.NewMsg(events.TaskSubject(ev.Repo))
 	msg.Data = data
 	id := fmt.Sprintf("%s/%s@%d:%s", ev.Repo, ev.Task.ID, follows, hex.EncodeToString(sum[:8]))
+	if inChain > 0 {
+		id = fmt.Sprintf("%s/%s@%d+%d:%s", ev.Repo, ev.Task.ID, follows, inChain, hex.EncodeToString(sum[:8]))
+	}
 	if ev.RequestID != "" {
 		id = fmt.Sprintf("%s/request:%s", ev.Repo, ev.RequestID)
 	}

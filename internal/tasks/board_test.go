@@ -314,17 +314,17 @@ func TestConcurrentWritesChainOnEachOther(t *testing.T) {
 }
 
 // interposingStream writes a rival event, on the same subject, just before
-// the first event this board publishes in a chain: the rival takes the
-// task id that event was about to create.
+// the second event of the first chain this board publishes: the rival
+// takes the task id that event was about to create.
 type interposingStream struct {
 	jetstream.JetStream
-	js   *bus.Conn
-	once sync.Once
-	took string
+	js    *bus.Conn
+	calls int
+	took  string
 }
 
 func (s *interposingStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
-	s.once.Do(func() {
+	if s.calls++; s.calls == 2 {
 		ev, err := events.Decode(msg.Data)
 		if err != nil {
 			panic(err)
@@ -336,7 +336,7 @@ func (s *interposingStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.Pub
 		if _, err := bus.PublishEvent(context.Background(), s.js.JS, events.TaskSubject("r"), "rival-"+tk.ID, rival); err != nil {
 			panic(err)
 		}
-	})
+	}
 	return s.JetStream.PublishMsgAsync(msg, opts...)
 }
 
