@@ -42,6 +42,10 @@
 //     the edges stop, Docker restarts them and they rebuild, ingest
 //     publishes again what the bucket lost, and every file's current
 //     version is back once.
+//  9. TestClusterTaskChainsOnReplicatedLog: two task boards, as two team
+//     edges, write one repo at once into the three-replica task log; the
+//     writes that queue together go out as chains, every one lands once
+//     and no write is built on a state that missed an event.
 //
 // Besides: TestClusterIngestContainer (the ingest image on mounted repos),
 // TestRolesOverContainerNetwork, TestEvalSciFactHybridBeatsKeyword, and
