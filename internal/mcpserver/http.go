@@ -54,7 +54,17 @@ type HTTPOptions struct {
 	// beyond it a request gets 503 with Retry-After. Zero means
 	// DefaultMaxInFlight. Event streams (GET) are not counted.
 	MaxInFlight int
+	// MaxSessions bounds the stateful sessions open at once; a request
+	// that would open another gets 503 with Retry-After. Zero means
+	// DefaultMaxSessions.
+	MaxSessions int
 }
+
+// DefaultMaxSessions is the bound on stateful sessions open at once: each
+// holds a little memory and a goroutine until its client ends it or it
+// idles out (SessionTimeout), so clients that open sessions and walk away
+// must not pile them up without bound.
+const DefaultMaxSessions = 1024
 
 // DefaultMaxInFlight is the bound on POSTs served at once: far above what
 // a team's agents send, far below what exhausts memory.
@@ -69,7 +79,48 @@ func HTTPHandler(server *mcp.Server, opts HTTPOptions) http.Handler {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	guard := access.HTTPOptions{Tokens: opts.Tokens, AllowedOrigins: opts.AllowedOrigins, Logger: opts.Logger}
-	return access.HTTPGuard(limitInFlight(limitBody(mcpHandler(server, opts), opts), opts), guard)
+	return access.HTTPGuard(limitInFlight(limitSessions(server, limitBody(mcpHandler(server, opts), opts), opts), opts), guard)
+}
+
+// limitSessions answers 503, with Retry-After and a log line, a POST that
+// would open a stateful session (it names none) while opts.MaxSessions are
+// open.
+func limitSessions(server *mcp.Server, h http.Handler, opts HTTPOptions) http.Handler {
+	if opts.Stateless {
+		return h
+	}
+	n := opts.MaxSessions
+	if n <= 0 {
+		n = DefaultMaxSessions
+	}
+	timeout := opts.SessionTimeout
+	if timeout == 0 {
+		timeout = DefaultSessionTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// Requests opening sessions at the same moment may each pass the
+	// count: the bound can be passed by as many as arrive together (at
+	// most MaxInFlight), never grow without end.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		open := 0
+		for range server.Sessions() {
+			open++
+		}
+		if open >= n {
+			log.Warn("http request refused", "reason", "too many sessions", "status", http.StatusServiceUnavailable, "limit", n, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server keeps; end sessions no longer used (DELETE with their Mcp-Session-Id), or wait for idle ones to close (after %s)", n, timeout), http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // limitInFlight answers 503, with Retry-After and a log line, a POST that

@@ -182,3 +182,61 @@ func TestHTTPBoundsRequestsInFlight(t *testing.T) {
 		}
 	}
 }
+
+// Sessions beyond MaxSessions are refused with 503 and Retry-After, the
+// open ones keep working, and ending one makes room for a new one.
+func TestHTTPBoundsOpenSessions(t *testing.T) {
+	url := serveHTTP(t, mcpserver.HTTPOptions{MaxSessions: 2})
+	post := func(body, session string) (int, string, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("503 without Retry-After: 1")
+		}
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+	}
+	var sessions []string
+	for range 2 {
+		code, id, body := post(initialize("2025-06-18"), "")
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("opening a session within the bound: %d %q %s", code, id, body)
+		}
+		sessions = append(sessions, id)
+	}
+	code, _, body := post(initialize("2025-06-18"), "")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "2 sessions are open") || !strings.Contains(body, "DELETE") {
+		t.Fatalf("a third session: %d %s; want 503 naming the bound and the remedy", code, body)
+	}
+	if code, _, body := post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, sessions[0]); code != http.StatusOK {
+		t.Fatalf("an open session while the bound is reached: %d %s", code, body)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", sessions[1])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, id, body := post(initialize("2025-06-18"), "")
+		if code == http.StatusOK && id != "" {
+			break
+		}
+		if code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("after ending a session: %d %s", code, body)
+		}
+	}
+}
