@@ -227,20 +227,41 @@ var errLogReplaced = errors.New("tasks: the task log was replaced")
 // them would answer for tasks the log no longer has and wait for the new
 // log to pass the old one's sequence. A log it cannot read passes: follow
 // reports the outage.
+//
+// In a cluster one answer about the stream can be stale (read from a
+// replica that stepped down): the tasks are dropped only when every one of
+// logConfirmations reads, logConfirmPause apart, finds the log diverged.
 func (b *Board) checkLog(ctx context.Context) error {
-	s, err := b.js.Stream(ctx, events.TasksStream)
-	if err != nil {
-		return nil
+	var (
+		now bus.StreamState
+		why string
+	)
+	for attempt := range logConfirmations {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(logConfirmPause):
+			}
+		}
+		s, err := b.js.Stream(ctx, events.TasksStream)
+		if err != nil {
+			return nil
+		}
+		now = bus.StateOf(s.CachedInfo())
+		b.mu.Lock()
+		if b.logID == "" {
+			b.logID = now.ID()
+		}
+		why = now.Diverged(b.logID, b.applied)
+		b.mu.Unlock()
+		if why == "" {
+			return nil
+		}
 	}
-	info := s.CachedInfo()
-	now := bus.StateOf(info)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	why := now.Diverged(b.logID, b.applied)
 	b.logID = now.ID()
-	if why == "" {
-		return nil
-	}
 	held := 0
 	for _, r := range b.repos {
 		held += len(r.tasks)
@@ -253,6 +274,13 @@ func (b *Board) checkLog(ctx context.Context) error {
 	b.changed = make(chan struct{})
 	return nil
 }
+
+// logConfirmations reads of the log's state, logConfirmPause apart, must
+// each find it diverged before the board drops its tasks.
+const (
+	logConfirmations = 4
+	logConfirmPause  = 500 * time.Millisecond
+)
 
 func (b *Board) markReadyLocked() {
 	if !b.readyKnown || b.applied < b.readyAt {

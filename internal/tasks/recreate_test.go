@@ -1,9 +1,15 @@
 package tasks_test
 
 import (
+	"context"
 	"fmt"
+	"github.com/cuedeck/cuedeck/internal/logtest"
+	"github.com/nats-io/nats.go/jetstream"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,5 +93,65 @@ func TestBoardIsReadyOnALogThatLostItsTail(t *testing.T) {
 	ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("after1"), Source: "mcp"}
 	if _, err := b.Append(ctx, ev, nil); err != nil {
 		t.Fatalf("a write after the loss: %v", err)
+	}
+}
+
+// staleInfoStream answers the task log's state from a lagging replica for
+// a few reads: it reports the log ending at its first message.
+type staleInfoStream struct {
+	jetstream.JetStream
+	stale atomic.Int32
+}
+
+type staleStream struct{ jetstream.Stream }
+
+func (s staleStream) CachedInfo() *jetstream.StreamInfo {
+	info := *s.Stream.CachedInfo()
+	info.State.LastSeq = 1
+	return &info
+}
+
+func (s *staleInfoStream) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	st, err := s.JetStream.Stream(ctx, name)
+	if err == nil && name == events.TasksStream && s.stale.Add(-1) >= 0 {
+		return staleStream{st}, nil
+	}
+	return st, err
+}
+
+// One stale answer about the log (in a cluster, a replica that stepped
+// down) does not make the board drop its tasks and replay: only a
+// divergence every confirming read finds does.
+func TestBoardKeepsItsTasksOnAStaleAnswer(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	js := &staleInfoStream{JetStream: conn.JS}
+	var logs logtest.Buffer
+	b := tasks.NewBoard(js, slog.New(slog.NewTextHandler(&logs, nil)))
+	b.LogCheck = 20 * time.Millisecond
+	bustest.Run(t, "board", b.Run)
+	ctx := ctxT(t)
+	for _, tk := range []events.Task{task("aaaaaa"), task("bbbbbb"), task("cccccc")} {
+		if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: tk, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	js.stale.Store(2) // the follower's check and the first confirming read
+	bustest.Eventually(t, 10*time.Second, "the stale answers read", func() bool { return js.stale.Load() < 0 })
+	// A write the follower must deliver: Sync returns once the board
+	// follows the log again, after its check.
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("app"), "dddddd", events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("dddddd"), Source: "mcp"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "dropping the board's tasks") {
+		t.Fatalf("the board dropped its tasks on a stale answer:\n%s", logs.String())
+	}
+	if n := len(b.Tasks("app")); n != 4 {
+		t.Errorf("%d tasks on the board, want 4", n)
 	}
 }
