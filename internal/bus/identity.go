@@ -26,6 +26,36 @@ type StreamState struct {
 	Msgs uint64
 }
 
+// Confirmations and ConfirmPause are how a running reader confirms that a
+// stream it follows diverged before it acts on it: in a cluster one
+// answer about a stream can be stale (read from a replica that stepped
+// down), so every one of Confirmations reads, ConfirmPause apart, must
+// find the divergence.
+const (
+	Confirmations = 4
+	ConfirmPause  = 500 * time.Millisecond
+)
+
+// ConfirmDiverged calls diverged up to Confirmations times, ConfirmPause
+// apart, and returns the last reason it gave when every call gave one;
+// "" as soon as one finds no divergence, or when ctx ends first.
+func ConfirmDiverged(ctx context.Context, diverged func() string) string {
+	var why string
+	for attempt := range Confirmations {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ""
+			case <-time.After(ConfirmPause):
+			}
+		}
+		if why = diverged(); why == "" {
+			return ""
+		}
+	}
+	return why
+}
+
 // ReadStream reads the state of stream name; the error wraps
 // jetstream.ErrStreamNotFound when there is none.
 func ReadStream(ctx context.Context, js jetstream.JetStream, name string) (StreamState, error) {

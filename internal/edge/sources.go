@@ -165,30 +165,13 @@ func (m *Materialiser) checkSource(ctx context.Context, f feed) error {
 	// In a cluster one answer can be stale (a stream's state read from a
 	// replica that stepped down, while the watch already delivered later
 	// entries): only a divergence every read confirms stops the edge.
-	var why string
-	for attempt := range sourceConfirmations {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(sourceConfirmPause):
-			}
-		}
-		why = m.divergence(ctx, f, b)
-		if why == "" {
-			return nil
-		}
+	why := bus.ConfirmDiverged(ctx, func() string { return m.divergence(ctx, f, b) })
+	if why == "" {
+		return nil
 	}
 	m.logger.Error("a bucket was replaced under the running edge; stopping it: restart it to rebuild from the bucket", "bucket", f.bucket, "found", why)
 	return fmt.Errorf("%w: %s; restart the edge (cue down && cue up, or restart the mcp-edge process): it then discards its store and replays the bucket", ErrSourceReplaced, why)
 }
-
-// sourceConfirmations reads of a bucket's state, sourceConfirmPause
-// apart, must each find it diverged before the edge stops.
-const (
-	sourceConfirmations = 4
-	sourceConfirmPause  = 500 * time.Millisecond
-)
 
 // divergence is why f's bucket, as b reports it now, cannot be what the
 // materialiser follows, or "" when it can (or cannot be read now).

@@ -228,36 +228,25 @@ var errLogReplaced = errors.New("tasks: the task log was replaced")
 // log to pass the old one's sequence. A log it cannot read passes: follow
 // reports the outage.
 //
-// In a cluster one answer about the stream can be stale (read from a
-// replica that stepped down): the tasks are dropped only when every one of
-// logConfirmations reads, logConfirmPause apart, finds the log diverged.
+// The tasks are dropped only when the divergence is confirmed
+// (bus.ConfirmDiverged): in a cluster one answer can be stale.
 func (b *Board) checkLog(ctx context.Context) error {
-	var (
-		now bus.StreamState
-		why string
-	)
-	for attempt := range logConfirmations {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(logConfirmPause):
-			}
-		}
+	var now bus.StreamState
+	why := bus.ConfirmDiverged(ctx, func() string {
 		s, err := b.js.Stream(ctx, events.TasksStream)
 		if err != nil {
-			return nil
+			return ""
 		}
 		now = bus.StateOf(s.CachedInfo())
 		b.mu.Lock()
+		defer b.mu.Unlock()
 		if b.logID == "" {
 			b.logID = now.ID()
 		}
-		why = now.Diverged(b.logID, b.applied)
-		b.mu.Unlock()
-		if why == "" {
-			return nil
-		}
+		return now.Diverged(b.logID, b.applied)
+	})
+	if why == "" {
+		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -274,13 +263,6 @@ func (b *Board) checkLog(ctx context.Context) error {
 	b.changed = make(chan struct{})
 	return nil
 }
-
-// logConfirmations reads of the log's state, logConfirmPause apart, must
-// each find it diverged before the board drops its tasks.
-const (
-	logConfirmations = 4
-	logConfirmPause  = 500 * time.Millisecond
-)
 
 func (b *Board) markReadyLocked() {
 	if !b.readyKnown || b.applied < b.readyAt {
