@@ -848,19 +848,17 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 		return nil
 	}
 
-	// Build the chain on a copy of the state: each build sees the events
-	// before it applied.
+	// Build the chain: each build sees the events before it applied. They
+	// are applied to the board's own map, under its lock, and taken out
+	// again before the lock is released: a copy of a repo's tasks per
+	// round cost more than the writes themselves once a repo held
+	// thousands.
 	var (
 		evs     []events.TaskEvent
 		members []*writeReq
 		expect  uint64
 		next    = len(live) // first request not in the chain
 	)
-	//
-	// The events are applied to the board's own map while the chain is
-	// built and taken out again before the lock is released: a copy of a
-	// repo's tasks per round cost more than the writes themselves once a
-	// repo held thousands.
 	type undo struct {
 		id  string
 		old events.Task
