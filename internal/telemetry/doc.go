@@ -5,5 +5,5 @@
 // has materialised with the heads of the buckets and streams it follows;
 // an Indexing that keeps how far indexing trails the repositories, for
 // read_context's notices; and the HTTP mux that serves /healthz, /readyz and /metrics beside the
-// MCP handler at /mcp. The README's "Operations" section lists the metrics.
+// MCP handler at /mcp. docs/operations.md lists the metrics.
 package telemetry
