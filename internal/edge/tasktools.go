@@ -125,8 +125,35 @@ func (e *Edge) listTasks(ctx context.Context, args json.RawMessage) (json.RawMes
 	if err != nil {
 		return nil, tools.InvalidParams(tools.ListTasks, "updated: "+err.Error())
 	}
+	if a.Ready && a.Blocked {
+		return nil, tools.InvalidParams(tools.ListTasks, "ready and blocked: a task cannot be both; ask for one")
+	}
+	// closed holds the ids of done and archived tasks: what a dependency
+	// must be for its dependent to be ready.
+	var closed map[string]bool
+	if a.Ready || a.Blocked {
+		closed = map[string]bool{}
+		e.board.View(repo, func(tasks map[string]events.Task) {
+			for id, t := range tasks {
+				if t.Status == "done" || t.Status == "archived" {
+					closed[id] = true
+				}
+			}
+		})
+	}
+	waiting := func(t *events.Task) bool {
+		for _, d := range t.DependsOn {
+			if !closed[d] {
+				return true
+			}
+		}
+		return false
+	}
 	match := func(t *events.Task) bool {
 		switch {
+		case a.Ready && (t.Status != "todo" || waiting(t)),
+			a.Blocked && ((t.Status != "todo" && t.Status != "active") || !waiting(t)):
+			return false
 		case a.Status != "" && t.Status != a.Status,
 			a.Priority != "" && t.Priority != a.Priority,
 			a.Assignee != "" && !strings.EqualFold(strings.TrimPrefix(t.Assignee, "@"), strings.TrimPrefix(a.Assignee, "@")),

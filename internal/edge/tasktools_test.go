@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -338,5 +339,61 @@ func TestTaskToolsNoLostUpdate(t *testing.T) {
 				t.Fatalf("iteration %d: an update was lost: %+v", i, tk)
 			}
 		}
+	}
+}
+
+// list_tasks' ready keeps todo tasks whose dependencies are all done;
+// blocked keeps open tasks waiting on one that is not (or is no task).
+func TestListTasksReadyAndBlocked(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	for _, tk := range seedBoardTasks() {
+		appendFileTask(t, b, "app", tk)
+	}
+	e := New(nil, nil, WithBoard(b), WithDefaultRepo("app"), WithClock(clock.NewDeterministic(goldenNow)))
+	ids := func(args string) []string {
+		t.Helper()
+		out, err := e.Call(context.Background(), tools.ListTasks, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("list_tasks %s: %v", args, err)
+		}
+		var got []tools.TaskSummary
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, s := range got {
+			ids = append(ids, s.ID)
+		}
+		return ids
+	}
+	check := func(args string, want ...string) {
+		t.Helper()
+		if got := ids(args); !slices.Equal(got, want) {
+			t.Errorf("list_tasks %s: %v, want %v", args, got, want)
+		}
+	}
+	// abc123 done; def456 active; xyz789 todo on abc123 and def456;
+	// ghi012 todo on xyz789; 2a9f1x todo on nothing.
+	check(`{"ready":true}`, "2a9f1x")
+	check(`{"blocked":true}`, "xyz789", "ghi012")
+	check(`{"blocked":true,"priority":"high"}`, "xyz789")
+
+	def := seedBoardTasks()[1]
+	def.Status = "done"
+	ctx := context.Background()
+	if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskUpdated, Task: def, Source: "file"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	orphan := events.Task{ID: "orph01", Title: "Waits on a task that is gone", Status: "active", Priority: "low", DependsOn: []string{"gone01"},
+		Created: goldenNow, Updated: goldenNow, Path: tools.CardPath("orph01")}
+	appendFileTask(t, b, "app", orphan)
+	check(`{"ready":true}`, "xyz789", "2a9f1x")
+	check(`{"blocked":true}`, "ghi012", "orph01")
+
+	_, err := e.Call(ctx, tools.ListTasks, json.RawMessage(`{"ready":true,"blocked":true}`))
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+		t.Errorf("ready and blocked together: %v, want -32602", err)
 	}
 }

@@ -65,7 +65,7 @@ var definitions = []*Definition{
 	},
 	{
 		Name:        ListTasks,
-		Description: "List task cards in order of creation, filtered by status, assignee (case-insensitive, @ optional), tags (any match), priority, and creation or update date ('2024-01-01' that day, '>' after, '<' before; ages: '>2w' older than two weeks, '3d' within three days; units h d w m y).",
+		Description: "List task cards in creation order, filtered by status, assignee, tags (any), priority, dependencies (ready: todo, all done; blocked: waiting) and creation or update date ('2024-01-01', '>' after, '<' before, '>2w' older than two weeks, '3d' within three days)",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -75,7 +75,9 @@ var definitions = []*Definition{
     "priority": {"type": "string", "enum": ["low", "medium", "high", "critical"], "description": "Filter by priority"},
     "created": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by creation date (e.g. '2024-01-01', '>2w')"},
     "updated": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by update date (e.g. '2024-01-01', '>2w')"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo of the tasks (CueDeck addition); default: the edge's default repo, else the first with tasks by name"}
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo of the tasks (CueDeck addition); default: the edge's default repo, else the first with tasks by name"},
+    "ready": {"type": "boolean"},
+    "blocked": {"type": "boolean"}
   }
 }`),
 	},

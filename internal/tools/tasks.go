@@ -28,6 +28,11 @@ type ListTasksArgs struct {
 	Created  string   `json:"created,omitempty"`
 	Updated  string   `json:"updated,omitempty"`
 	Repo     string   `json:"repo,omitempty"`
+	// Ready keeps todo tasks whose every dependency is done (or
+	// archived); Blocked keeps todo and active tasks waiting on a
+	// dependency that is not, or is not a task. CueDeck additions.
+	Ready   bool `json:"ready,omitempty"`
+	Blocked bool `json:"blocked,omitempty"`
 }
 
 // TaskSummary is one list_tasks item: seed 002's id, title, priority and
