@@ -24,6 +24,9 @@ Usage:
   cue mcp                       serve MCP over stdio (starts the daemon if none runs)
   cue card new TITLE [--priority P] [--tags a,b] [--depends-on id,id] [--assignee X]
                                 write a todo task card, print its path
+  cue tasks  list|ready|blocked [--repo R] [--status S] [--json]
+                                the task board through the running daemon: every task, those ready
+                                (todo, every dependency done) or blocked (waiting on one)
   cue status [--verbose] [--json]
                                 totals, rates and ETAs of indexing and vectors; what is skipped, lagging, dead-lettered
   cue down                      stop this workspace's daemon gracefully
@@ -87,6 +90,8 @@ func run(args []string) error {
 		return cmdMCP(rest)
 	case "card":
 		return cmdCard(rest)
+	case "tasks":
+		return cmdTasks(rest)
 	case "status":
 		return cmdStatus(rest)
 	case "down":
