@@ -45,7 +45,12 @@ func TestTasksCommand(t *testing.T) {
 		if err != nil || json.Unmarshal(out, &rows) != nil || len(rows) != 3 {
 			return false
 		}
-		return rows[0].ID == first && rows[0].Status == "done"
+		for _, r := range rows {
+			if r.ID == first {
+				return r.Status == "done"
+			}
+		}
+		return false
 	})
 	ready := cue(t, "tasks", "ready", "--workspace", root)
 	if !strings.Contains(ready, second) || strings.Contains(ready, first) || strings.Contains(ready, third) {
