@@ -43,9 +43,9 @@
 //     publishes again what the bucket lost, and every file's current
 //     version is back once.
 //  9. TestClusterTaskChainsOnReplicatedLog: two task boards, as two team
-//     edges, write one repo at once into the three-replica task log; the
-//     writes that queue together go out as chains, every one lands once
-//     and no write is built on a state that missed an event.
+//     edges, write one repo at once into the three-replica task log, one
+//     event at a time (chains are for single-replica logs); every write
+//     lands once and none is built on a state that missed an event.
 //
 // Besides: TestClusterIngestContainer (the ingest image on mounted repos),
 // TestRolesOverContainerNetwork, TestEvalSciFactHybridBeatsKeyword, and

@@ -140,6 +140,12 @@ type Board struct {
 	// writers holds, per repo, the *repoWriter that makes the writes
 	// through this Board one after another.
 	writers sync.Map
+	// replicated is true when the log has several replicas (read by Run):
+	// writes are then made one at a time, not chained. On a replicated
+	// stream a chain broken by another writer left later links without
+	// an answer (e2e scenario 9 timed out), which one write at a time
+	// never does.
+	replicated bool
 }
 
 // NewBoard returns an empty Board over js. A nil logger discards.
@@ -211,6 +217,7 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.readyAt, b.readyKnown = end, true
+	b.replicated = info.Config.Replicas > 1
 	if b.logID == "" {
 		b.logID = bus.StateOf(info).ID()
 	}
@@ -842,10 +849,13 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 	if len(live) == 0 {
 		return nil
 	}
-	if len(live) == 1 {
+	b.mu.RLock()
+	alone := len(live) == 1 || b.replicated
+	b.mu.RUnlock()
+	if alone {
 		q := live[0]
 		q.answer(b.writeOne(q.ctx, repo, q.requestID, q.build))
-		return nil
+		return live[1:]
 	}
 
 	// Build the chain: each build sees the events before it applied. They
