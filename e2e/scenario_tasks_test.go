@@ -19,9 +19,11 @@ import (
 // cluster's three-replica task log, every write naming its task after how
 // many the repo holds: a write built on a state that missed an event would
 // reuse a name. On the replicated stream the boards write one event at a
-// time (chains are for a single-replica log: a chain broken by the other
-// board left later links unanswered here), every write lands once under a
-// name of its own, and the boards agree.
+// time (chains are for a single-replica log: nats-server checks a chained
+// event's Nats-Expected-Last-Msg-Id only as it applies it, and on a
+// replicated stream a mismatch there stops the stream on every replica;
+// internal/tasks TestConcurrentWritesOnAReplicatedLog), every write lands
+// once under a name of its own, and the boards agree.
 func TestClusterTaskChainsOnReplicatedLog(t *testing.T) {
 	s := StartScenario(t, 4*time.Minute, ClusterOptions{Indexers: 1})
 	ctx, c := s.Ctx, s.C

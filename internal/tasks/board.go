@@ -140,12 +140,16 @@ type Board struct {
 	// writers holds, per repo, the *repoWriter that makes the writes
 	// through this Board one after another.
 	writers sync.Map
-	// replicated is true when the log has several replicas (read by Run):
-	// writes are then made one at a time, not chained. On a replicated
-	// stream a chain broken by another writer left later links without
-	// an answer (e2e scenario 9 timed out), which one write at a time
-	// never does.
-	replicated bool
+	// chainable is true once the log is known to have one replica (read
+	// at start and at every log check): writes queued together are then
+	// chained; until then, and on a replicated log, they are made one at
+	// a time. On a replicated stream nats-server checks
+	// Nats-Expected-Last-Msg-Id only when it applies the entry, and a
+	// mismatch there is a "critical write error" that stops the stream on
+	// every replica (v2.15.2: TestConcurrentWritesOnAReplicatedLog with
+	// chains on, the log left without a leader): a chain broken by another
+	// writer would take the task log down.
+	chainable bool
 }
 
 // NewBoard returns an empty Board over js. A nil logger discards.
@@ -217,7 +221,7 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.readyAt, b.readyKnown = end, true
-	b.replicated = info.Config.Replicas > 1
+	b.chainable = info.Config.Replicas == 1
 	if b.logID == "" {
 		b.logID = bus.StateOf(info).ID()
 	}
@@ -244,9 +248,13 @@ func (b *Board) checkLog(ctx context.Context) error {
 		if err != nil {
 			return ""
 		}
-		now = bus.StateOf(s.CachedInfo())
+		info := s.CachedInfo()
+		now = bus.StateOf(info)
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		// A log scaled up under a running board stops being chained
+		// within one check.
+		b.chainable = info.Config.Replicas == 1
 		if b.logID == "" {
 			b.logID = now.ID()
 		}
@@ -850,7 +858,7 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 		return nil
 	}
 	b.mu.RLock()
-	alone := len(live) == 1 || b.replicated
+	alone := len(live) == 1 || !b.chainable
 	b.mu.RUnlock()
 	if alone {
 		q := live[0]

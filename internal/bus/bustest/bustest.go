@@ -5,6 +5,10 @@ package bustest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -118,4 +122,76 @@ func StartHub(t testing.TB, opts *server.Options) *server.Server {
 	}
 	t.Cleanup(hub.Shutdown)
 	return hub
+}
+
+// StartCluster starts a JetStream cluster of n servers on loopback, each
+// storing under its own temp dir and syncing every write, provisions the
+// topology with s (set s.Replicas to spread streams over the nodes) and
+// returns a connection to the first server. The servers are shut down
+// when the test ends.
+func StartCluster(t testing.TB, n int, s bus.Settings) (*bus.Conn, []*server.Server) {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		ports[i] = freePort(t)
+	}
+	var routes []*url.URL
+	for _, p := range ports {
+		routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)})
+	}
+	servers := make([]*server.Server, n)
+	for i := range servers {
+		opts := &server.Options{
+			ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: server.RANDOM_PORT,
+			NoSigs: true, NoLog: os.Getenv("CUE_TEST_NATS_LOG") == "", JetStream: true, StoreDir: t.TempDir(), SyncAlways: true,
+			Cluster: server.ClusterOpts{Name: "test", Host: "127.0.0.1", Port: ports[i]},
+			Routes:  routes,
+		}
+		srv, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.ConfigureLogger() // CUE_TEST_NATS_LOG=1 shows the servers' logs
+		go srv.Start()
+		t.Cleanup(srv.Shutdown)
+		servers[i] = srv
+	}
+	for _, srv := range servers {
+		if !srv.ReadyForConnections(20 * time.Second) {
+			t.Fatalf("server %s did not start", srv.Name())
+		}
+	}
+	// JetStream requests made before the meta leader is elected go
+	// unanswered until they time out.
+	Eventually(t, 30*time.Second, "a JetStream meta leader", func() bool {
+		for _, srv := range servers {
+			if srv.JetStreamIsLeader() {
+				return true
+			}
+		}
+		return false
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := bus.Connect(ctx, servers[0].ClientURL(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s), nil); err != nil {
+		t.Fatalf("provisioning the cluster: %v", err)
+	}
+	return conn, servers
+}
+
+// freePort is a loopback TCP port nothing listens on (cluster routes
+// need each node's port before any node starts).
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
