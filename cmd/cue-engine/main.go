@@ -13,6 +13,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/hook"
 	"github.com/cuedeck/cuedeck/internal/scenes"
+	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
 
@@ -27,6 +28,9 @@ Usage:
   cue tasks  list|ready|blocked [--repo R] [--status S] [--json]
                                 the task board through the running daemon: every task, those ready
                                 (todo, every dependency done) or blocked (waiting on one)
+  cue tasks  show ID | start ID | done ID | dep add|rm ID DEP
+                                one task with its links; start or finish it; add or remove the edge
+                                ID → DEP (a cycle exits 2) — written through the task log
   cue status [--verbose] [--json]
                                 totals, rates and ETAs of indexing and vectors; what is skipped, lagging, dead-lettered
   cue down                      stop this workspace's daemon gracefully
@@ -68,7 +72,8 @@ func main() {
 			os.Exit(lockExitCode)
 		}
 		var ce *scenes.CycleError
-		if errors.As(err, &ce) {
+		var te *tools.Error
+		if errors.As(err, &ce) || errors.As(err, &te) && te.Code == tools.CodeCycle {
 			os.Exit(2) // error 1002, as 1007 exits 7
 		}
 		os.Exit(1)

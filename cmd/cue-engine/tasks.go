@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"github.com/google/uuid"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,57 +19,87 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
-const tasksUsage = "usage: cue tasks list|ready|blocked [--repo R] [--status S] [--json]"
+const tasksUsage = `usage: cue tasks list|ready|blocked [--repo R] [--status S] [--json]
+       cue tasks show ID [--repo R] [--json]
+       cue tasks start ID | done ID [--repo R]
+       cue tasks dep add|rm ID DEP [--repo R]     (ID depends on DEP)`
 
-// cmdTasks lists the task board through the workspace's running daemon,
-// as list_tasks answers an agent: every task, the ready ones (todo, every
-// dependency done) or the blocked ones (waiting on a dependency not done).
+// cmdTasks reads and writes the task board through the workspace's
+// running daemon, with the tools an agent calls: list_tasks for every
+// task, the ready ones (todo, every dependency done) or the blocked ones
+// (waiting on a dependency not done); update_task to start or finish a
+// task and to add or remove one dependency edge (a cycle is refused with
+// its path, exit 2). Writes go through the same task log as an agent's.
 func cmdTasks(args []string) error {
 	if len(args) == 0 {
 		return errors.New(tasksUsage)
 	}
 	verb := args[0]
-	var a tools.ListTasksArgs
 	switch verb {
-	case "list":
-	case "ready":
-		a.Ready = true
-	case "blocked":
-		a.Blocked = true
-	default:
-		return fmt.Errorf("cue tasks %s: unknown; %s", verb, tasksUsage)
+	case "list", "ready", "blocked":
+		return tasksList(verb, args[1:])
+	case "show":
+		return tasksShow(args[1:])
+	case "start", "done":
+		return tasksSetStatus(verb, args[1:])
+	case "dep":
+		return tasksDep(args[1:])
 	}
-	fs, c := newFlags("tasks " + verb)
-	fs.StringVar(&a.Repo, "repo", "", "repo of the tasks (default: the daemon's default repo)")
-	fs.StringVar(&a.Status, "status", "", "only tasks of this status: todo, active, done, archived")
-	asJSON := fs.Bool("json", false, "print list_tasks' answer as JSON")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
+	return fmt.Errorf("cue tasks %s: unknown; %s", verb, tasksUsage)
+}
+
+// tasksCaller calls the running daemon's tools; none running is an error
+// that says how to start one.
+func tasksCaller(c *common) (tools.Caller, func(), error) {
 	ws, err := c.findWorkspace()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	info, err := ws.ReadDaemonInfo()
 	if err != nil {
-		return fmt.Errorf("cue tasks reads the task board of the running daemon, and none runs for %s: start it with `cue up --detach` (%w)", ws.Root, err)
+		return nil, nil, fmt.Errorf("cue tasks works on the task board of the running daemon, and none runs for %s: start it with `cue up --detach` (%w)", ws.Root, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: "cue-tasks"})
 	if err != nil {
-		return fmt.Errorf("cue tasks: the daemon (pid %d) does not answer at %s: %w; restart it with `cue down && cue up --detach`", info.PID, info.NATSURL, err)
+		return nil, nil, fmt.Errorf("cue tasks: the daemon (pid %d) does not answer at %s: %w; restart it with `cue down && cue up --detach`", info.PID, info.NATSURL, err)
 	}
-	defer conn.Close()
 	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix, Timeout: 10 * time.Second})
 	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return caller, conn.Close, nil
+}
+
+// callDaemonTool calls tool with args marshalled, within 30 seconds.
+func callDaemonTool(caller tools.Caller, tool string, args any) (json.RawMessage, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return caller.Call(ctx, tool, raw)
+}
+
+func tasksList(verb string, args []string) error {
+	var a tools.ListTasksArgs
+	a.Ready, a.Blocked = verb == "ready", verb == "blocked"
+	fs, c := newFlags("tasks " + verb)
+	fs.StringVar(&a.Repo, "repo", "", "repo of the tasks (default: the daemon's default repo)")
+	fs.StringVar(&a.Status, "status", "", "only tasks of this status: todo, active, done, archived")
+	asJSON := fs.Bool("json", false, "print list_tasks' answer as JSON")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(a)
+	caller, done, err := tasksCaller(c)
 	if err != nil {
 		return err
 	}
-	out, err := caller.Call(ctx, tools.ListTasks, raw)
+	defer done()
+	out, err := callDaemonTool(caller, tools.ListTasks, a)
 	if err != nil {
 		return fmt.Errorf("cue tasks %s: %w", verb, err)
 	}
@@ -79,6 +112,170 @@ func cmdTasks(args []string) error {
 		return fmt.Errorf("cue tasks %s: the daemon's answer: %w", verb, err)
 	}
 	return printTasks(os.Stdout, rows)
+}
+
+// taskArgs parses args as positional ids (want of them) around flags,
+// with --repo.
+func taskArgs(name string, args []string, want int, extra func(*flag.FlagSet)) (ids []string, repo string, c *common, err error) {
+	fs, c := newFlags("tasks " + name)
+	fs.StringVar(&repo, "repo", "", "repo of the task (default: the daemon's default repo)")
+	if extra != nil {
+		extra(fs)
+	}
+	// Ids may come before or after the flags.
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, "", nil, err
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			ids = append(ids, args[0])
+			args = args[1:]
+		}
+	}
+	if len(ids) != want {
+		return nil, "", nil, fmt.Errorf("cue tasks %s: give %d task id(s), got %d; %s", name, want, len(ids), tasksUsage)
+	}
+	return ids, repo, c, nil
+}
+
+// tasksShow prints one task: its fields, what it depends on and what
+// depends on it.
+func tasksShow(args []string) error {
+	var asJSON bool
+	ids, repo, c, err := taskArgs("show", args, 1, func(fs *flag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print the task, its dependencies and dependents as JSON")
+	})
+	if err != nil {
+		return err
+	}
+	caller, done, err := tasksCaller(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	id := ids[0]
+	out, err := callDaemonTool(caller, tools.ListTasks, tools.ListTasksArgs{Repo: repo})
+	if err != nil {
+		return fmt.Errorf("cue tasks show %s: %w", id, err)
+	}
+	var rows []tools.TaskSummary
+	if err := json.Unmarshal(out, &rows); err != nil {
+		return fmt.Errorf("cue tasks show %s: the daemon's answer: %w", id, err)
+	}
+	i := slices.IndexFunc(rows, func(r tools.TaskSummary) bool { return r.ID == id })
+	if i < 0 {
+		return fmt.Errorf("cue tasks show %s: no such task on the board; `cue tasks list` shows them", id)
+	}
+	links := func(reverse bool) ([]tools.TaskLink, error) {
+		out, err := callDaemonTool(caller, tools.GetTaskDependencies, tools.GetTaskDependenciesArgs{ID: id, Reverse: reverse, Repo: repo})
+		if err != nil {
+			return nil, err
+		}
+		var d tools.TaskDependencies
+		if err := json.Unmarshal(out, &d); err != nil {
+			return nil, err
+		}
+		return d.Tasks, nil
+	}
+	deps, err := links(false)
+	if err != nil {
+		return fmt.Errorf("cue tasks show %s: %w", id, err)
+	}
+	dependents, err := links(true)
+	if err != nil {
+		return fmt.Errorf("cue tasks show %s: %w", id, err)
+	}
+	if asJSON {
+		b, err := json.MarshalIndent(struct {
+			Task         tools.TaskSummary `json:"task"`
+			Dependencies []tools.TaskLink  `json:"dependencies"`
+			Dependents   []tools.TaskLink  `json:"dependents"`
+		}{rows[i], deps, dependents}, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Printf("%s\n", b)
+		return err
+	}
+	return printTask(os.Stdout, rows[i], deps, dependents)
+}
+
+// printTask writes a task's fields one a line, then its links.
+func printTask(w io.Writer, r tools.TaskSummary, deps, dependents []tools.TaskLink) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	assignee := "-"
+	if r.Assignee != nil && *r.Assignee != "" {
+		assignee = *r.Assignee
+	}
+	fmt.Fprintf(tw, "%s\t%s\n", r.ID, strings.ReplaceAll(r.Title, "\n", " "))
+	fmt.Fprintf(tw, "status\t%s\npriority\t%s\nassignee\t%s\n", r.Status, r.Priority, assignee)
+	for _, l := range []struct {
+		name  string
+		links []tools.TaskLink
+	}{{"depends on", deps}, {"needed by", dependents}} {
+		if len(l.links) == 0 {
+			fmt.Fprintf(tw, "%s\t-\n", l.name)
+		}
+		for k, d := range l.links {
+			label := ""
+			if k == 0 {
+				label = l.name
+			}
+			fmt.Fprintf(tw, "%s\t%s  %s  %s\n", label, d.ID, d.Status, strings.ReplaceAll(d.Title, "\n", " "))
+		}
+	}
+	return tw.Flush()
+}
+
+// tasksSetStatus starts (active) or finishes (done) a task.
+func tasksSetStatus(verb string, args []string) error {
+	ids, repo, c, err := taskArgs(verb, args, 1, nil)
+	if err != nil {
+		return err
+	}
+	status := map[string]string{"start": "active", "done": "done"}[verb]
+	return tasksUpdate(c, "cue tasks "+verb+" "+ids[0], tools.UpdateTaskArgs{ID: ids[0], Repo: repo, Updates: tools.TaskUpdates{Status: &status}})
+}
+
+// tasksDep adds or removes the edge ID → DEP (ID depends on DEP).
+func tasksDep(args []string) error {
+	if len(args) == 0 || (args[0] != "add" && args[0] != "rm") {
+		return fmt.Errorf("cue tasks dep: add or rm; %s", tasksUsage)
+	}
+	op := args[0]
+	ids, repo, c, err := taskArgs("dep "+op, args[1:], 2, nil)
+	if err != nil {
+		return err
+	}
+	u := tools.TaskUpdates{DependsOnAdd: ids[1:]}
+	if op == "rm" {
+		u = tools.TaskUpdates{DependsOnRemove: ids[1:]}
+	}
+	return tasksUpdate(c, fmt.Sprintf("cue tasks dep %s %s %s", op, ids[0], ids[1]), tools.UpdateTaskArgs{ID: ids[0], Repo: repo, Updates: u, RequestID: uuid.NewString()})
+}
+
+// tasksUpdate calls update_task and prints the task as it now is. The
+// request id lets the one retry a lost answer gets write once.
+func tasksUpdate(c *common, what string, a tools.UpdateTaskArgs) error {
+	caller, done, err := tasksCaller(c)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if a.RequestID == "" {
+		a.RequestID = uuid.NewString()
+	}
+	out, err := callDaemonTool(caller, tools.UpdateTask, a)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	var r tools.UpdateTaskResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		return fmt.Errorf("%s: the daemon's answer: %w", what, err)
+	}
+	_, err = fmt.Printf("%s  %s  %s\n", r.ID, r.Status, strings.ReplaceAll(r.Title, "\n", " "))
+	return err
 }
 
 // printTasks writes one task a line: id, status, priority, assignee (- for

@@ -13,9 +13,11 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
-// `cue tasks` lists the board through the running daemon: every task, the
-// ready ones and the blocked ones; without a daemon it says how to start
-// one.
+// `cue tasks` works on the board through the running daemon: lists every
+// task, the ready ones and the blocked ones; shows one with its links;
+// starts and finishes tasks and adds and removes dependency edges through
+// the task log (the card file follows; a cycle exits 2 naming its path);
+// without a daemon it says how to start one.
 func TestTasksCommand(t *testing.T) {
 	root := t.TempDir()
 	cue(t, "init", "--workspace", root)
@@ -64,9 +66,47 @@ func TestTasksCommand(t *testing.T) {
 		t.Errorf("cue tasks blocked:\n%s\nwant only %s", blocked, third)
 	}
 
+	show := cue(t, "tasks", "show", second, "--workspace", root)
+	for _, want := range []string{"Backfill the new column", "depends on", first, "needed by", third} {
+		if !strings.Contains(show, want) {
+			t.Errorf("cue tasks show %s lacks %q:\n%s", second, want, show)
+		}
+	}
+	if out := cue(t, "tasks", "start", second, "--workspace", root); !strings.Contains(out, "active") {
+		t.Errorf("cue tasks start: %s", out)
+	}
+	// The write went through the task log: the card file follows.
+	card := filepath.Join(root, ".cuedeck", "cards", second+".md")
+	bustest.Eventually(t, 30*time.Second, "the started task's card written back as active", func() bool {
+		data, err := os.ReadFile(card)
+		return err == nil && strings.Contains(string(data), "status: active")
+	})
+	// first → third would close first → third → second → first.
+	cmd := exec.Command(bin("cue"), "tasks", "dep", "add", first, third, "--workspace", root)
+	msg, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(msg), third) {
+		t.Errorf("cue tasks dep add closing a cycle: %v (want exit 2 naming the path)\n%s", err, msg)
+	}
+	cue(t, "tasks", "dep", "rm", third, second, "--workspace", root)
+	cue(t, "tasks", "dep", "add", third, first, "--workspace", root)
+	cue(t, "tasks", "done", second, "--workspace", root)
+	var shown struct {
+		Task         tools.TaskSummary `json:"task"`
+		Dependencies []tools.TaskLink  `json:"dependencies"`
+	}
+	if err := json.Unmarshal([]byte(cue(t, "tasks", "show", third, "--json", "--workspace", root)), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.Dependencies) != 1 || shown.Dependencies[0].ID != first {
+		t.Errorf("after dep rm %s %s and dep add %s %s: %s depends on %+v, want only %s", third, second, third, first, third, shown.Dependencies, first)
+	}
+	if ready := cue(t, "tasks", "ready", "--workspace", root); !strings.Contains(ready, third) {
+		t.Errorf("with its one dependency done, %s is not ready:\n%s", third, ready)
+	}
+
 	idle := t.TempDir()
 	cue(t, "init", "--workspace", idle)
-	msg, err := exec.Command(bin("cue"), "tasks", "ready", "--workspace", idle).CombinedOutput()
+	msg, err = exec.Command(bin("cue"), "tasks", "ready", "--workspace", idle).CombinedOutput()
 	if err == nil || !strings.Contains(string(msg), "cue up --detach") {
 		t.Errorf("cue tasks without a daemon: %v\n%s", err, msg)
 	}

@@ -400,10 +400,13 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"status", u.Status != nil}, {"assignee", u.Assignee != nil}, {"priority", u.Priority != nil}, {"notes", u.Notes != nil}, {"depends_on", u.DependsOn != nil}} {
+	}{{"status", u.Status != nil}, {"assignee", u.Assignee != nil}, {"priority", u.Priority != nil}, {"notes", u.Notes != nil}, {"depends_on", u.DependsOn != nil || len(u.DependsOnAdd)+len(u.DependsOnRemove) > 0}} {
 		if f.set {
 			fields = append(fields, f.name)
 		}
+	}
+	if u.DependsOn != nil && len(u.DependsOnAdd)+len(u.DependsOnRemove) > 0 {
+		return nil, tools.InvalidParams(tools.UpdateTask, "updates: give depends_on (the full new list) or depends_on_add / depends_on_remove (single edges), not both")
 	}
 	now := e.now()
 	var updated events.Task
@@ -424,9 +427,8 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 		if u.Notes != nil {
 			t.Notes = *u.Notes
 		}
-		if u.DependsOn != nil {
-			deps := dedupe(*u.DependsOn)
-			if err := tasks.CheckDependencies(cur, a.ID, deps); err != nil {
+		if deps, added, ok := newDependencies(t.DependsOn, u); ok {
+			if err := tasks.CheckDependencies(cur, a.ID, added); err != nil {
 				return events.TaskEvent{}, err
 			}
 			t.DependsOn = deps
@@ -448,6 +450,34 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 		ID: updated.ID, Title: updated.Title, Status: updated.Status, Assignee: nullable(updated.Assignee),
 		Priority: updated.Priority, UpdatedAt: updated.Updated.Format(time.RFC3339), UpdatedFields: fields,
 	})
+}
+
+// newDependencies is the dependency list u leaves a task that depends on
+// cur, the edges of it to check (missing tasks, cycles), and whether u
+// changes the list: the full new list, all checked; or cur with
+// u.DependsOnRemove taken out and u.DependsOnAdd appended (an edge the
+// task has already stays where it is), only the new edges checked, so
+// an old edge to a task since deleted does not block adding another.
+// Built on the task's state at the append, so concurrent single-edge
+// changes all survive.
+func newDependencies(cur []string, u tools.TaskUpdates) (deps, check []string, changed bool) {
+	if u.DependsOn != nil {
+		deps = dedupe(*u.DependsOn)
+		return deps, deps, true
+	}
+	if len(u.DependsOnAdd)+len(u.DependsOnRemove) == 0 {
+		return nil, nil, false
+	}
+	deps = slices.DeleteFunc(slices.Clone(cur), func(id string) bool { return slices.Contains(u.DependsOnRemove, id) })
+	for _, id := range dedupe(u.DependsOnAdd) {
+		if !slices.Contains(deps, id) {
+			deps = append(deps, id)
+			if !slices.Contains(cur, id) {
+				check = append(check, id)
+			}
+		}
+	}
+	return deps, check, true
 }
 
 // getTaskDependencies is seed 002 §5: the task's dependencies in the order

@@ -397,3 +397,86 @@ func TestListTasksReadyAndBlocked(t *testing.T) {
 		t.Errorf("ready and blocked together: %v, want -32602", err)
 	}
 }
+
+// update_task's depends_on_add and depends_on_remove change single edges
+// of the list the task holds at the append: two edges added at once by
+// two edges (processes) both stay; an edge closing a cycle is refused with
+// its path; an old edge to a task since gone does not block adding
+// another; depends_on and the single-edge fields together are -32602.
+func TestUpdateTaskSingleDependencyEdges(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b1, b2 := startBoard(t, conn), startBoard(t, conn)
+	e1 := New(nil, nil, WithBoard(b1), WithDefaultRepo("app"))
+	e2 := New(nil, nil, WithBoard(b2), WithDefaultRepo("app"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	create := func(title string) string {
+		t.Helper()
+		out, err := e1.Call(ctx, tools.CreateTask, json.RawMessage(`{"title":"`+title+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c tools.CreateTaskResult
+		if err := json.Unmarshal(out, &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.ID
+	}
+	top, x, y, z := create("top"), create("x"), create("y"), create("z")
+	deps := func() []string {
+		t.Helper()
+		if err := b1.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tk, _ := b1.Task("app", top)
+		return tk.DependsOn
+	}
+	update := func(e *Edge, id, updates string) error {
+		_, err := e.Call(ctx, tools.UpdateTask, json.RawMessage(`{"id":"`+id+`","updates":`+updates+`}`))
+		return err
+	}
+
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Go(func() { errs[0] = update(e1, top, `{"depends_on_add":["`+x+`"]}`) })
+	wg.Go(func() { errs[1] = update(e2, top, `{"depends_on_add":["`+y+`"]}`) })
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if got := deps(); len(got) != 2 || !slices.Contains(got, x) || !slices.Contains(got, y) {
+		t.Fatalf("after two concurrent adds: depends_on %v, want %s and %s", got, x, y)
+	}
+
+	if err := update(e1, top, `{"depends_on_remove":["`+x+`"],"depends_on_add":["`+z+`","`+y+`"]}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := deps(); !slices.Equal(got, []string{y, z}) {
+		t.Fatalf("after removing %s and adding %s: %v, want [%s %s]", x, z, got, y, z)
+	}
+
+	// z → top would close top → z → top.
+	err := update(e2, z, `{"depends_on_add":["`+top+`"]}`)
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Code != tools.CodeCycle {
+		t.Fatalf("closing a cycle: %v, want CircularDependency", err)
+	}
+	if data, _ := json.Marshal(te.Data); !bytes.Contains(data, []byte(top)) || !bytes.Contains(data, []byte(z)) {
+		t.Errorf("the refusal does not name the cycle's path: %v", te.Data)
+	}
+	if err := update(e1, top, `{"depends_on_add":["nosuch"]}`); !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Errorf("adding an edge to no task: %v, want TaskNotFound", err)
+	}
+
+	orphan := events.Task{ID: "orph01", Title: "Waits on a task that is gone", Status: "todo", Priority: "low", DependsOn: []string{"gone01"},
+		Created: goldenNow, Updated: goldenNow, Path: tools.CardPath("orph01")}
+	appendFileTask(t, b1, "app", orphan)
+	if err := update(e1, "orph01", `{"depends_on_add":["`+x+`"]}`); err != nil {
+		t.Fatalf("adding an edge beside one to a task since gone: %v", err)
+	}
+
+	err = update(e1, top, `{"depends_on":["`+x+`"],"depends_on_add":["`+y+`"]}`)
+	if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+		t.Errorf("depends_on with depends_on_add: %v, want -32602", err)
+	}
+}

@@ -75,7 +75,7 @@ var definitions = []*Definition{
     "priority": {"type": "string", "enum": ["low", "medium", "high", "critical"], "description": "Filter by priority"},
     "created": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by creation date (e.g. '2024-01-01', '>2w')"},
     "updated": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by update date (e.g. '2024-01-01', '>2w')"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo of the tasks (CueDeck addition); default: the edge's default repo, else the first with tasks by name"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"},
     "ready": {"type": "boolean"},
     "blocked": {"type": "boolean"}
   }
@@ -93,14 +93,14 @@ var definitions = []*Definition{
     "assignee": {"type": "string", "description": "Person assigned to this task"},
     "depends_on": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "Task IDs this task depends on"},
     "request_id": {"type": "string", "maxLength": 128, "description": "Retry key (e.g. a UUID): a retry returns the first result, writes once"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo of the tasks (CueDeck addition); default: the edge's default repo, else the first with tasks by name"}
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
   },
   "required": ["title"]
 }`),
 	},
 	{
 		Name:        UpdateTask,
-		Description: "Modify a task card's status, assignee, priority, notes or depends_on (the full new list, checked like create_task). Returns the task and the fields updated.",
+		Description: "Modify a task card's status, assignee, priority, notes or dependencies (cycles refused). Returns the task and the fields updated.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -112,13 +112,15 @@ var definitions = []*Definition{
         "assignee": {"type": "string", "maxLength": 50},
         "priority": {"type": "string", "enum": ["low", "medium", "high", "critical"]},
         "notes": {"type": "string", "maxLength": 500},
-        "depends_on": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "The full new list of task IDs this task depends on (CueDeck addition)"}
+        "depends_on": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "Full new list of task IDs it depends on"},
+        "depends_on_add": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "IDs to add to it"},
+        "depends_on_remove": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "IDs to remove"}
       },
       "minProperties": 1,
       "additionalProperties": false
     },
     "request_id": {"type": "string", "maxLength": 128, "description": "Retry key (e.g. a UUID): a retry returns the first result, writes once"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo of the tasks (CueDeck addition); default: the edge's default repo, else the first with tasks by name"}
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
   },
   "required": ["id", "updates"]
 }`),
@@ -130,8 +132,8 @@ var definitions = []*Definition{
   "type": "object",
   "properties": {
     "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "Task ID to query"},
-    "reverse": {"type": "boolean", "default": false, "description": "If true, get dependents (tasks that depend on this task)"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo of the tasks (CueDeck addition); default: the edge's default repo, else the first with tasks by name"}
+    "reverse": {"type": "boolean", "default": false, "description": "If true, get its dependents instead"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
   },
   "required": ["id"]
 }`),
@@ -143,7 +145,7 @@ var definitions = []*Definition{
   "type": "object",
   "properties": {
     "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "Optional: validate specific task only"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo of the tasks (CueDeck addition); default: the edge's default repo, else the first with tasks by name"}
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
   }
 }`),
 	},
@@ -163,7 +165,7 @@ var definitions = []*Definition{
         "kind": {"type": "string", "enum": ["decision", "rationale", "fact", "preference", "open_question", "experience"]},
         "session": {"type": "string", "minLength": 1, "maxLength": 200},
         "files": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 500}, "maxItems": 50, "description": "Memories touching any of these files (path suffix match: 'auth/token.go' finds 'src/auth/token.go')"},
-        "since": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Updated since a date ('2024-01-01') or within an age ('2w', '3d')"}
+        "since": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Updated since a date ('2024-01-01') or age ('2w')"}
       },
       "additionalProperties": false
     }

@@ -85,13 +85,18 @@ type UpdateTaskArgs struct {
 }
 
 // TaskUpdates are the fields update_task may change. DependsOn, when
-// present, is the full new list; it is CueDeck's addition to seed 002.
+// present, is the full new list; DependsOnAdd and DependsOnRemove change
+// single edges of the list the task holds when the update is applied, so
+// adding one needs no read first and two writers adding edges both keep
+// theirs. All three are CueDeck's addition to seed 002.
 type TaskUpdates struct {
-	Status    *string   `json:"status,omitempty"`
-	Assignee  *string   `json:"assignee,omitempty"`
-	Priority  *string   `json:"priority,omitempty"`
-	Notes     *string   `json:"notes,omitempty"`
-	DependsOn *[]string `json:"depends_on,omitempty"`
+	Status          *string   `json:"status,omitempty"`
+	Assignee        *string   `json:"assignee,omitempty"`
+	Priority        *string   `json:"priority,omitempty"`
+	Notes           *string   `json:"notes,omitempty"`
+	DependsOn       *[]string `json:"depends_on,omitempty"`
+	DependsOnAdd    []string  `json:"depends_on_add,omitempty"`
+	DependsOnRemove []string  `json:"depends_on_remove,omitempty"`
 }
 
 // UpdateTaskResult is update_task's result. UpdatedFields names the
