@@ -25,6 +25,9 @@ Usage:
   cue mcp                       serve MCP over stdio (starts the daemon if none runs)
   cue card new TITLE [--priority P] [--tags a,b] [--depends-on id,id] [--assignee X]
                                 write a todo task card, print its path
+  cue search QUERY [--mode M] [--limit N] [--repo R] [--json]
+                                ranked hits as path:line with the heading and two lines, as
+                                read_context answers an agent (starts the daemon if none runs)
   cue tasks  list|ready|blocked [--repo R] [--status S] [--json]
                                 the task board through the running daemon: every task, those ready
                                 (todo, every dependency done) or blocked (waiting on one)
@@ -97,6 +100,8 @@ func run(args []string) error {
 		return cmdCard(rest)
 	case "tasks":
 		return cmdTasks(rest)
+	case "search":
+		return cmdSearch(rest)
 	case "status":
 		return cmdStatus(rest)
 	case "down":
