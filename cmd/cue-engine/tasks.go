@@ -90,7 +90,7 @@ func tasksList(verb string, args []string) error {
 	fs, c := newFlags("tasks " + verb)
 	fs.StringVar(&a.Repo, "repo", "", "repo of the tasks (default: the daemon's default repo)")
 	fs.StringVar(&a.Status, "status", "", "only tasks of this status: todo, active, done, archived")
-	asJSON := fs.Bool("json", false, "print list_tasks' answer as JSON")
+	asJSON := fs.Bool("json", false, "print the tasks as list_tasks' rows in JSON (every page)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -99,17 +99,22 @@ func tasksList(verb string, args []string) error {
 		return err
 	}
 	defer done()
-	out, err := callDaemonTool(caller, tools.ListTasks, a)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := tools.ListAllTasks(ctx, caller, a)
 	if err != nil {
 		return fmt.Errorf("cue tasks %s: %w", verb, err)
 	}
 	if *asJSON {
-		_, err := fmt.Fprintf(os.Stdout, "%s\n", out)
+		if rows == nil {
+			rows = []tools.TaskSummary{}
+		}
+		b, err := json.Marshal(rows)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Printf("%s\n", b)
 		return err
-	}
-	var rows []tools.TaskSummary
-	if err := json.Unmarshal(out, &rows); err != nil {
-		return fmt.Errorf("cue tasks %s: the daemon's answer: %w", verb, err)
 	}
 	return printTasks(os.Stdout, rows)
 }
@@ -155,13 +160,11 @@ func tasksShow(args []string) error {
 	}
 	defer done()
 	id := ids[0]
-	out, err := callDaemonTool(caller, tools.ListTasks, tools.ListTasksArgs{Repo: repo})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := tools.ListAllTasks(ctx, caller, tools.ListTasksArgs{Repo: repo})
 	if err != nil {
 		return fmt.Errorf("cue tasks show %s: %w", id, err)
-	}
-	var rows []tools.TaskSummary
-	if err := json.Unmarshal(out, &rows); err != nil {
-		return fmt.Errorf("cue tasks show %s: the daemon's answer: %w", id, err)
 	}
 	i := slices.IndexFunc(rows, func(r tools.TaskSummary) bool { return r.ID == id })
 	if i < 0 {

@@ -451,7 +451,7 @@ func measureTools(ctx context.Context, o *Options, n node, c *Corpus, r *Report)
 	// A card is searchable as a file before its task reaches the board
 	// (through the task log): wait for the board, not just the files.
 	for deadline := time.Now().Add(time.Minute); ; {
-		if err := n.call(ctx, tools.ListTasks, map[string]any{}, &tasks); err != nil {
+		if err := n.call(ctx, tools.ListTasks, map[string]any{"limit": 1000}, &tasks); err != nil {
 			return err
 		}
 		if len(tasks) >= len(c.Cards) || time.Now().After(deadline) {

@@ -237,13 +237,9 @@ func fill(t *testing.T, file string, leave uint64) {
 // listedTitles are the titles list_tasks answers.
 func listedTitles(t *testing.T, n *node) map[string]bool {
 	t.Helper()
-	out, err := n.caller.Call(context.Background(), tools.ListTasks, []byte(`{}`))
+	list, err := tools.ListAllTasks(context.Background(), n.caller, tools.ListTasksArgs{})
 	if err != nil {
 		t.Fatalf("list_tasks: %v", err)
-	}
-	var list []tools.TaskSummary
-	if err := json.Unmarshal(out, &list); err != nil {
-		t.Fatal(err)
 	}
 	titles := map[string]bool{}
 	for _, s := range list {

@@ -245,11 +245,7 @@ func check(n *node, root string, files map[string]string, acked []string, served
 			problems = append(problems, "file "+p)
 		}
 	}
-	out, err := n.caller.Call(context.Background(), tools.ListTasks, []byte(`{}`))
-	var list []tools.TaskSummary
-	if err == nil {
-		err = json.Unmarshal(out, &list)
-	}
+	list, err := tools.ListAllTasks(context.Background(), n.caller, tools.ListTasksArgs{})
 	if err != nil {
 		return lost + len(acked), 0, fmt.Sprintf("list_tasks: %v", err)
 	}

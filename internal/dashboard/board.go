@@ -80,8 +80,8 @@ func (a *api) loadBoard(ctx context.Context, repos []string) (Board, error) {
 		ask = []string{""}
 	}
 	for _, repo := range ask {
-		var list []tools.TaskSummary
-		if err := a.call(ctx, tools.ListTasks, tools.ListTasksArgs{Repo: repo}, &list); err != nil {
+		list, err := tools.ListAllTasks(ctx, a.opts.Caller, tools.ListTasksArgs{Repo: repo})
+		if err != nil {
 			var te *tools.Error
 			if repo == "" && errors.As(err, &te) && te.Code == tools.CodeInvalidParams {
 				break // no repo has tasks yet

@@ -209,15 +209,30 @@ func (e *Edge) cachedTaskTool(ctx context.Context, tool string, raw json.RawMess
 		}
 	}
 	key := tool + "\x00" + scopeKey(access.FromContext(ctx)) + "\x00" + strconv.FormatUint(seq, 10) + "\x00" + string(raw)
+	// A page of list_tasks tells its next cursor in a notice: kept beside
+	// the answer (empty when none), so a cached page tells it too; an
+	// answer whose notices were evicted is computed again.
+	noticeKey := key + "\x00notices"
 	if out, ok := e.cache.Get(level, key); ok {
-		return slices.Clone(out), true, nil
+		if texts, ok := e.cache.Get(level, noticeKey); ok {
+			for _, t := range strings.Split(string(texts), "\x00") {
+				tools.Notify(ctx, t)
+			}
+			return slices.Clone(out), true, nil
+		}
 	}
-	out, err := e.call(ctx, tool, raw)
+	nctx, notices := tools.WithNotices(ctx)
+	out, err := e.call(nctx, tool, raw)
 	if err != nil {
 		return nil, true, tools.RedactError(err)
 	}
+	texts := notices.Texts()
+	for _, t := range texts {
+		tools.Notify(ctx, t)
+	}
 	out = tools.RedactResult(out)
 	e.cache.Put(level, key, tagTasks, slices.Clone(out))
+	e.cache.Put(level, noticeKey, tagTasks, []byte(strings.Join(texts, "\x00")))
 	return out, true, nil
 }
 

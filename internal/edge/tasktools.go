@@ -3,6 +3,7 @@ package edge
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,28 +168,91 @@ func (e *Edge) listTasks(ctx context.Context, args json.RawMessage) (json.RawMes
 	// Encoded as it goes, in creation order: over 10k tasks, collecting,
 	// sorting and reflecting on every one would dominate the call. A
 	// counting pass sizes the buffer, which costs less than growing it.
+	limit := a.Limit
+	if limit == 0 {
+		limit = tools.DefaultTaskPage
+	}
+	after, err := parseTaskCursor(a.Cursor)
+	if err != nil {
+		return nil, tools.InvalidParams(tools.ListTasks, "cursor: "+err.Error())
+	}
+	inPage := func(t *events.Task) bool {
+		return match(t) && (after == nil || t.Created.After(after.created) || t.Created.Equal(after.created) && t.ID > after.id)
+	}
 	n := 0
 	e.board.Ordered(repo, func(t *events.Task) bool {
-		if match(t) {
+		if inPage(t) {
 			n++
 		}
 		return true
 	})
-	buf := make([]byte, 0, 2+n*summaryBytes)
+	buf := make([]byte, 0, 2+min(n, limit)*summaryBytes)
 	buf = append(buf, '[')
-	first := true
+	shown := 0
+	var last events.Task
 	e.board.Ordered(repo, func(t *events.Task) bool {
-		if !match(t) {
+		if !inPage(t) {
 			return true
 		}
-		if !first {
+		if shown == limit {
+			return false
+		}
+		if shown > 0 {
 			buf = append(buf, ',')
 		}
-		first = false
-		buf = appendSummary(buf, t)
+		shown++
+		if a.Compact {
+			buf = appendJSONString(buf, compactRow(t))
+		} else {
+			buf = appendSummary(buf, t)
+		}
+		last = *t
 		return true
 	})
+	if n > shown {
+		tools.Notify(ctx, fmt.Sprintf("%s%s (these are %d of the %d tasks that match from here: pass it as cursor for the next page)",
+			tools.NextCursorNotice, taskCursor(last), shown, n))
+	}
 	return append(buf, ']'), nil
+}
+
+// taskPosition is where a page ends in list_tasks' order: creation time,
+// then id.
+type taskPosition struct {
+	created time.Time
+	id      string
+}
+
+// taskCursor is the opaque cursor of the position just after t.
+func taskCursor(t events.Task) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.Created.UnixNano(), 36) + "." + t.ID))
+}
+
+// parseTaskCursor reads taskCursor's cursor; "" is the start.
+func parseTaskCursor(c string) (*taskPosition, error) {
+	if c == "" {
+		return nil, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return nil, errors.New("not a cursor list_tasks gave: pass the one from its notice as it is")
+	}
+	at, id, ok := strings.Cut(string(raw), ".")
+	ns, perr := strconv.ParseInt(at, 36, 64)
+	if !ok || perr != nil || id == "" {
+		return nil, errors.New("not a cursor list_tasks gave: pass the one from its notice as it is")
+	}
+	return &taskPosition{created: time.Unix(0, ns).UTC(), id: id}, nil
+}
+
+// compactRow is a task as list_tasks' compact form writes it: id, status,
+// priority, assignee (- for none) and title, by single spaces.
+func compactRow(t *events.Task) string {
+	assignee := t.Assignee
+	if assignee == "" {
+		assignee = "-"
+	}
+	return t.ID + " " + t.Status + " " + t.Priority + " " + assignee + " " + strings.ReplaceAll(t.Title, "\n", " ")
 }
 
 // summaryBytes is about what one encoded TaskSummary takes.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -478,5 +479,94 @@ func TestUpdateTaskSingleDependencyEdges(t *testing.T) {
 	err = update(e1, top, `{"depends_on":["`+x+`"],"depends_on_add":["`+y+`"]}`)
 	if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
 		t.Errorf("depends_on with depends_on_add: %v, want -32602", err)
+	}
+}
+
+// list_tasks answers pages of limit (default 50) in creation order; a
+// page with more after it tells the next cursor in a notice, cached pages
+// too; following the cursors lists every task once; compact answers one
+// row string a task; a cursor list_tasks did not give is -32602.
+func TestListTasksPages(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	const total = 120
+	var want []string
+	for i := range total {
+		tk := events.Task{ID: fmt.Sprintf("p%05d", i), Title: fmt.Sprintf("task %d", i), Status: "todo", Priority: "low",
+			Created: goldenNow.Add(time.Duration(i/3) * time.Minute), Updated: goldenNow, Path: tools.CardPath(fmt.Sprintf("p%05d", i))}
+		if i == 7 {
+			tk.Assignee = "ada"
+		}
+		appendFileTask(t, b, "app", tk)
+		want = append(want, tk.ID)
+	}
+	e := New(nil, nil, WithBoard(b), WithDefaultRepo("app"), WithClock(clock.NewDeterministic(goldenNow)))
+	page := func(args string) (rows json.RawMessage, cursor string) {
+		t.Helper()
+		ctx, notices := tools.WithNotices(context.Background())
+		out, err := e.Call(ctx, tools.ListTasks, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("list_tasks %s: %v", args, err)
+		}
+		for _, n := range notices.Texts() {
+			if c, ok := strings.CutPrefix(n, tools.NextCursorNotice); ok {
+				cursor, _, _ = strings.Cut(c, " ")
+			}
+		}
+		return out, cursor
+	}
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		args := `{}`
+		if cursor != "" {
+			args = `{"cursor":"` + cursor + `"}`
+		}
+		out, next := page(args)
+		var rows []tools.TaskSummary
+		if err := json.Unmarshal(out, &rows); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) > tools.DefaultTaskPage {
+			t.Fatalf("a page of %d tasks, over the default %d", len(rows), tools.DefaultTaskPage)
+		}
+		for _, r := range rows {
+			got = append(got, r.ID)
+		}
+		if pages == 0 {
+			// The same first page again, from the answer cache, still
+			// tells its cursor.
+			if _, again := page(args); again != next {
+				t.Errorf("the cached first page's cursor %q, want %q", again, next)
+			}
+		}
+		if next == "" {
+			break
+		}
+		if pages > total {
+			t.Fatal("the cursors never end")
+		}
+		cursor = next
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("following the cursors listed %d tasks, want the %d in creation order once each", len(got), total)
+	}
+
+	if _, next := page(`{"limit":1000}`); next != "" {
+		t.Errorf("a page holding every task tells cursor %q", next)
+	}
+	out, _ := page(`{"limit":8,"compact":true}`)
+	var rows []string
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatalf("compact answer: %v: %s", err, out)
+	}
+	if len(rows) != 8 || rows[0] != "p00000 todo low - task 0" || rows[7] != "p00007 todo low ada task 7" {
+		t.Errorf("compact rows: %q", rows)
+	}
+
+	_, err := e.Call(context.Background(), tools.ListTasks, json.RawMessage(`{"cursor":"not-a-cursor!"}`))
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+		t.Errorf("a made-up cursor: %v, want -32602", err)
 	}
 }

@@ -1,6 +1,9 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -33,7 +36,20 @@ type ListTasksArgs struct {
 	// dependency that is not, or is not a task. CueDeck additions.
 	Ready   bool `json:"ready,omitempty"`
 	Blocked bool `json:"blocked,omitempty"`
+	// Limit bounds a page (default DefaultTaskPage); Cursor, from the
+	// notice of the page before, starts the next one. Compact answers
+	// with one string a task, CompactRow's, instead of objects.
+	Limit   int    `json:"limit,omitempty"`
+	Cursor  string `json:"cursor,omitempty"`
+	Compact bool   `json:"compact,omitempty"`
 }
+
+// DefaultTaskPage is how many tasks list_tasks answers without a limit.
+const DefaultTaskPage = 50
+
+// NextCursorNotice starts the notice list_tasks adds to a page that more
+// tasks follow: the cursor comes after it, up to the first space.
+const NextCursorNotice = "next_cursor: "
 
 // TaskSummary is one list_tasks item: seed 002's id, title, priority and
 // assignee (null when unassigned), and the status.
@@ -242,4 +258,41 @@ func Busy(repo string, retryAfter time.Duration) *Error {
 		"error": "Busy", "repo": repo, "retryable": true, "retry_after_ms": retryAfter.Milliseconds(),
 		"suggestion": "Other writers kept changing this repo's tasks; retry after retry_after_ms (with the same request_id, a retry never writes twice)",
 	}}
+}
+
+// maxTaskPage is list_tasks' largest limit.
+const maxTaskPage = 1000
+
+// ListAllTasks lists every task a matches through c, page after page,
+// following the cursor each page's notice tells: for callers that show a
+// whole board (the dashboard, `cue tasks`), not for agents, who page.
+func ListAllTasks(ctx context.Context, c Caller, a ListTasksArgs) ([]TaskSummary, error) {
+	a.Limit, a.Compact, a.Cursor = maxTaskPage, false, ""
+	var all []TaskSummary
+	for {
+		raw, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		pctx, notices := WithNotices(ctx)
+		out, err := c.Call(pctx, ListTasks, raw)
+		if err != nil {
+			return nil, err
+		}
+		var page []TaskSummary
+		if err := json.Unmarshal(out, &page); err != nil {
+			return nil, fmt.Errorf("list_tasks answer: %w", err)
+		}
+		all = append(all, page...)
+		next := ""
+		for _, n := range notices.Texts() {
+			if rest, ok := strings.CutPrefix(n, NextCursorNotice); ok {
+				next, _, _ = strings.Cut(rest, " ")
+			}
+		}
+		if next == "" || len(page) == 0 {
+			return all, nil
+		}
+		a.Cursor = next
+	}
 }
