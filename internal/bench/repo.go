@@ -252,9 +252,13 @@ type QueryTimes struct {
 	HybridHits        int    `json:"hybrid_hits,omitempty"`
 	HybridSourceFound bool   `json:"hybrid_source_found,omitempty"`
 	HybridFallback    string `json:"hybrid_fallback,omitempty"`
-	RgP50             Ms     `json:"rg_p50_ms,omitempty"`
-	RgP99             Ms     `json:"rg_p99_ms,omitempty"`
-	RgFiles           int    `json:"rg_files,omitempty"`
+	// CueSearchP50/P99 time `cue-engine search QUERY --mode keyword`, the
+	// whole process as a person at a terminal runs it.
+	CueSearchP50 Ms  `json:"cue_search_p50_ms,omitempty"`
+	CueSearchP99 Ms  `json:"cue_search_p99_ms,omitempty"`
+	RgP50        Ms  `json:"rg_p50_ms,omitempty"`
+	RgP99        Ms  `json:"rg_p99_ms,omitempty"`
+	RgFiles      int `json:"rg_files,omitempty"`
 }
 
 // RipgrepTool is the rg the queries ran through.
@@ -931,8 +935,8 @@ func embedState(ctx context.Context, n *daemonClient) (vectors int, rev, pending
 	return int(info.State.NumSubjects), info.State.LastSeq, ci.NumPending + uint64(ci.NumAckPending), nil
 }
 
-// measureQueries times read_context keyword (and hybrid, with a model)
-// and ripgrep on each derived query. The edge keeps an answer cache keyed
+// measureQueries times read_context keyword (and hybrid, with a model),
+// the whole `cue search` command and ripgrep on each derived query. The edge keeps an answer cache keyed
 // by the arguments as sent, so a query repeated 30 times would time the
 // cache: each uncached call sends the same arguments followed by a
 // different amount of JSON whitespace, which the cache tells apart and
@@ -956,7 +960,7 @@ func (b *repoRun) measureQueries(ctx context.Context, n *daemonClient) error {
 		modes = append(modes, tools.ModeHybrid)
 	}
 	all := map[string]*stats.LatencySummary{}
-	for _, name := range []string{"read_context_keyword", "read_context_keyword_cached", "read_context_hybrid", "read_context_hybrid_cached", "ripgrep"} {
+	for _, name := range []string{"read_context_keyword", "read_context_keyword_cached", "read_context_hybrid", "read_context_hybrid_cached", "cue_search", "ripgrep"} {
 		all[name] = &stats.LatencySummary{}
 	}
 	hitsBefore, err := cacheHits(ctx, n.info)
@@ -1009,6 +1013,23 @@ func (b *repoRun) measureQueries(ctx context.Context, n *daemonClient) error {
 				qt.HybridHits, qt.HybridSourceFound, qt.HybridFallback = len(hits), hasPath(hits, q.Source), fallback
 			}
 		}
+		// The whole command, each run with another --limit so that the
+		// edge computes every answer rather than serving its cache.
+		s, err := sample(ctx, p, "cue search "+label, o.QuerySamples, all["cue_search"], func(i int) error {
+			cmd := exec.CommandContext(ctx, o.Engine, "search", "--workspace", b.root, "--mode", tools.ModeKeyword,
+				"--limit", strconv.Itoa(readContextLimit+i%(maxSearchLimit-readContextLimit)), "--", q.Text)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != 1 { // 1: no match, still a search
+					return fmt.Errorf("cue search %q: %w: %s", q.Text, err, out)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		qt.CueSearchP50, qt.CueSearchP99 = Ms(s.Percentile(50)), Ms(s.Percentile(99))
 		if rg != nil {
 			s, err := sample(ctx, p, "ripgrep "+label, o.QuerySamples, all["ripgrep"], func(int) error {
 				files, err := ripgrepFiles(ctx, rg.Path, q.Text, b.root)
@@ -1043,6 +1064,7 @@ func (b *repoRun) measureQueries(ctx context.Context, n *daemonClient) error {
 		r.Latency[name] = latencyOf(all[name], "repo", n)
 		r.Latency[name+"_cached"] = latencyOf(all[name+"_cached"], "repo", note+"; the same call repeated: answered from the edge's answer cache")
 	}
+	r.Latency["cue_search"] = latencyOf(all["cue_search"], "repo", note+"; cue-engine search --mode keyword QUERY, whole process, each answer computed")
 	if rg != nil {
 		r.Latency["ripgrep"] = latencyOf(all["ripgrep"], "repo", note+"; rg -l -i -F QUERY ROOT, whole process")
 	}
@@ -1143,3 +1165,6 @@ func (b *repoRun) restart(ctx context.Context) error {
 	r.Lifecycle.RestartStopSeconds = Seconds(took.Seconds())
 	return nil
 }
+
+// maxSearchLimit is read_context's largest limit.
+const maxSearchLimit = 50

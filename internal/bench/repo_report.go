@@ -44,10 +44,11 @@ func (r *RepoReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "\nqueries: p50/p99 ms of %d calls each, every read_context call computed (none from the answer cache);\nhits of read_context's %d; src: the query's own file among them\n", r.Settings.QuerySamples, r.Settings.ReadContextLimit)
 	var rows bytes.Buffer
 	tw := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "query\tkind\tkeyword p50\tp99\thits\tsrc\thybrid p50\tp99\tsrc\trg p50\tp99\trg files\t")
+	fmt.Fprintln(tw, "query\tkind\tkeyword p50\tp99\thits\tsrc\thybrid p50\tp99\tsrc\tcue search p50\tp99\trg p50\tp99\trg files\t")
 	for _, q := range r.Queries {
-		fmt.Fprintf(tw, "%q\t%s\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Text, q.Kind, q.KeywordP50, q.KeywordP99, q.Hits, yes(q.SourceFound),
+		fmt.Fprintf(tw, "%q\t%s\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", q.Text, q.Kind, q.KeywordP50, q.KeywordP99, q.Hits, yes(q.SourceFound),
 			msText(q.HybridP50), msText(q.HybridP99), ifMeasured(q.HybridP50, yes(q.HybridSourceFound)),
+			msText(q.CueSearchP50), msText(q.CueSearchP99),
 			msText(q.RgP50), msText(q.RgP99), ifMeasured(q.RgP50, fmt.Sprint(q.RgFiles)))
 	}
 	all := func(name string) (string, string) {
@@ -58,11 +59,12 @@ func (r *RepoReport) WriteTable(w io.Writer) error {
 	}
 	k50, k99 := all("read_context_keyword")
 	h50, h99 := all("read_context_hybrid")
+	c50, c99 := all("cue_search")
 	g50, g99 := all("ripgrep")
-	fmt.Fprintf(tw, "all queries\t\t%s\t%s\t\t\t%s\t%s\t\t%s\t%s\t\t\n", k50, k99, h50, h99, g50, g99)
+	fmt.Fprintf(tw, "all queries\t\t%s\t%s\t\t\t%s\t%s\t\t%s\t%s\t%s\t%s\t\t\n", k50, k99, h50, h99, c50, c99, g50, g99)
 	k50, k99 = all("read_context_keyword_cached")
 	h50, h99 = all("read_context_hybrid_cached")
-	fmt.Fprintf(tw, "repeated, from the answer cache\t\t%s\t%s\t\t\t%s\t%s\t\t\t\t\t\n", k50, k99, h50, h99)
+	fmt.Fprintf(tw, "repeated, from the answer cache\t\t%s\t%s\t\t\t%s\t%s\t\t\t\t\t\t\t\n", k50, k99, h50, h99)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
