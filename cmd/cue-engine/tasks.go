@@ -70,7 +70,9 @@ func tasksCaller(c *common) (tools.Caller, func(), error) {
 		conn.Close()
 		return nil, nil, err
 	}
-	return caller, conn.Close, nil
+	// Closed, not drained: each call has its answer before it returns,
+	// and a drain's round trips cost more than the command's own work.
+	return caller, conn.NC.Close, nil
 }
 
 // callDaemonTool calls tool with args marshalled, within 30 seconds.

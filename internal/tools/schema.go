@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -231,7 +232,10 @@ var definitions = []*Definition{
 	},
 }
 
-func init() {
+// resolveSchemas resolves every tool's schema, once, on the first
+// validation: resolving takes milliseconds, which every CLI command would
+// otherwise pay at start whether it validates anything or not.
+var resolveSchemas = sync.OnceFunc(func() {
 	for _, d := range definitions {
 		var s jsonschema.Schema
 		if err := json.Unmarshal(d.InputSchema, &s); err != nil {
@@ -243,7 +247,7 @@ func init() {
 		}
 		d.resolved = r
 	}
-}
+})
 
 // Definitions lists the tools in a stable order.
 func Definitions() []*Definition { return definitions }
@@ -273,6 +277,7 @@ func Validate(tool string, args json.RawMessage) (json.RawMessage, error) {
 	if err := json.Unmarshal(args, &instance); err != nil {
 		return nil, InvalidParams(tool, "arguments must be a JSON object: "+err.Error())
 	}
+	resolveSchemas()
 	if err := d.resolved.ApplyDefaults(&instance); err != nil {
 		return nil, InvalidParams(tool, err.Error())
 	}

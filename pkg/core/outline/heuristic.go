@@ -3,6 +3,7 @@ package outline
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The declaration heuristic reads a file line by line. A line that opens
@@ -48,48 +49,61 @@ const (
 	javaMods = `(?:(?:public|private|protected|internal|static|final|abstract|sealed|data|open|partial|inner|enum|annotation|companion|fileprivate|override|suspend|inline|operator|mutating|async|virtual|synchronized|native|default|new|extern|unsafe|readonly|implicit|lazy|case)\s+)*`
 )
 
-var tsRules = ruleset{lineComment: "//", attribute: []string{"@"}, rules: []rule{
-	{rx(`^\s*` + tsMods + `function\b`), declFunc, false},
-	{rx(`^\s*` + tsMods + `class\b`), declContainer, false},
-	{rx(`^\s*` + tsMods + `interface\s+[\w$]+`), declContainer, false},
-	{rx(`^\s*` + tsMods + `(?:namespace|module)\s+[\w$.'"]+\s*\{`), declContainer, false},
-	{rx(`^\s*` + tsMods + `type\s+[\w$]+.*=`), declOther, false},
-	{rx(`^\s*` + tsMods + `(?:const\s+)?enum\s+[\w$]+`), declOther, false},
-	{rx(`^\s*` + tsMods + `(?:const|let|var)\s+[\w$]+\s*(?::[^=]*)?=\s*(?:async\s+)?(?:function\b|(?:\([^)]*\)|[\w$]+)\s*(?::[^=]*)?=>)`), declFunc, false},
-	{rx(`^\s*export\s+` + tsMods + `(?:const|let|var)\s+[\w$]+`), declOther, false},
-	{rx(`^\s*(?:(?:public|private|protected|static|readonly|async|abstract|override|declare|get|set)\s+)*#?[A-Za-z_$][\w$]*\s*(?:<[^>]*>)?\s*\(`), declFunc, true},
-}}
+var tsRules = sync.OnceValue(func() ruleset {
+	return ruleset{lineComment: "//", attribute: []string{"@"}, rules: []rule{
+		{rx(`^\s*` + tsMods + `function\b`), declFunc, false},
+		{rx(`^\s*` + tsMods + `class\b`), declContainer, false},
+		{rx(`^\s*` + tsMods + `interface\s+[\w$]+`), declContainer, false},
+		{rx(`^\s*` + tsMods + `(?:namespace|module)\s+[\w$.'"]+\s*\{`), declContainer, false},
+		{rx(`^\s*` + tsMods + `type\s+[\w$]+.*=`), declOther, false},
+		{rx(`^\s*` + tsMods + `(?:const\s+)?enum\s+[\w$]+`), declOther, false},
+		{rx(`^\s*` + tsMods + `(?:const|let|var)\s+[\w$]+\s*(?::[^=]*)?=\s*(?:async\s+)?(?:function\b|(?:\([^)]*\)|[\w$]+)\s*(?::[^=]*)?=>)`), declFunc, false},
+		{rx(`^\s*export\s+` + tsMods + `(?:const|let|var)\s+[\w$]+`), declOther, false},
+		{rx(`^\s*(?:(?:public|private|protected|static|readonly|async|abstract|override|declare|get|set)\s+)*#?[A-Za-z_$][\w$]*\s*(?:<[^>]*>)?\s*\(`), declFunc, true},
+	}}
+})
 
-var pyRules = ruleset{indent: true, lineComment: "#", attribute: []string{"@"}, rules: []rule{
-	{rx(`^\s*(?:async\s+)?def\s+\w+`), declFunc, false},
-	{rx(`^\s*class\s+\w+`), declContainer, false},
-}}
+var pyRules = sync.OnceValue(func() ruleset {
+	return ruleset{indent: true, lineComment: "#", attribute: []string{"@"}, rules: []rule{
+		{rx(`^\s*(?:async\s+)?def\s+\w+`), declFunc, false},
+		{rx(`^\s*class\s+\w+`), declContainer, false},
+	}}
+})
 
-var rustRules = ruleset{lineComment: "//", attribute: []string{"#["}, noCharQuote: true, rules: []rule{
-	{rx(`^\s*` + rustVis + `(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+\w+`), declFunc, false},
-	{rx(`^\s*` + rustVis + `(?:unsafe\s+)?(?:impl|trait)\b`), declContainer, false},
-	{rx(`^\s*` + rustVis + `mod\s+\w+\s*\{`), declContainer, false},
-	{rx(`^\s*` + rustVis + `(?:struct|enum|union|type|mod)\s+\w+`), declOther, false},
-	{rx(`^\s*` + rustVis + `(?:const|static)\s+(?:mut\s+)?\w+\s*:`), declOther, false},
-	{rx(`^\s*macro_rules!\s*\w+`), declOther, false},
-}}
+var rustRules = sync.OnceValue(func() ruleset {
+	return ruleset{lineComment: "//", attribute: []string{"#["}, noCharQuote: true, rules: []rule{
+		{rx(`^\s*` + rustVis + `(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+\w+`), declFunc, false},
+		{rx(`^\s*` + rustVis + `(?:unsafe\s+)?(?:impl|trait)\b`), declContainer, false},
+		{rx(`^\s*` + rustVis + `mod\s+\w+\s*\{`), declContainer, false},
+		{rx(`^\s*` + rustVis + `(?:struct|enum|union|type|mod)\s+\w+`), declOther, false},
+		{rx(`^\s*` + rustVis + `(?:const|static)\s+(?:mut\s+)?\w+\s*:`), declOther, false},
+		{rx(`^\s*macro_rules!\s*\w+`), declOther, false},
+	}}
+})
 
-var javaRules = ruleset{lineComment: "//", attribute: []string{"@", "["}, rules: []rule{
-	{rx(`^\s*` + javaMods + `(?:class|interface|enum|record|object|struct|trait|protocol|extension|namespace)\s+\w+`), declContainer, false},
-	{rx(`^\s*` + javaMods + `(?:fun|func|def)\s+`), declFunc, false},
-	{rx(`^\s*` + javaMods + `(?:<[^>]+>\s+)?[\w.\[\]?]+(?:<[^()]*>)?(?:\[\])*\s+\w+\s*\(`), declFunc, true},
-	{rx(`^\s*(?:public|private|protected|internal)\s+[A-Z]\w*\s*\(`), declFunc, true}, // a constructor
-}}
+var javaRules = sync.OnceValue(func() ruleset {
+	return ruleset{lineComment: "//", attribute: []string{"@", "["}, rules: []rule{
+		{rx(`^\s*` + javaMods + `(?:class|interface|enum|record|object|struct|trait|protocol|extension|namespace)\s+\w+`), declContainer, false},
+		{rx(`^\s*` + javaMods + `(?:fun|func|def)\s+`), declFunc, false},
+		{rx(`^\s*` + javaMods + `(?:<[^>]+>\s+)?[\w.\[\]?]+(?:<[^()]*>)?(?:\[\])*\s+\w+\s*\(`), declFunc, true},
+		{rx(`^\s*(?:public|private|protected|internal)\s+[A-Z]\w*\s*\(`), declFunc, true}, // a constructor
+	}}
+})
 
 // goRules outline Go that go/parser refused.
-var goRules = ruleset{lineComment: "//", rules: []rule{
-	{rx(`^package\s+\w+`), declOther, false},
-	{rx(`^func\b`), declFunc, false},
-	{rx(`^type\b`), declOther, false},
-	{rx(`^(?:const|var)\b`), declOther, false},
-}}
+var goRules = sync.OnceValue(func() ruleset {
+	return ruleset{lineComment: "//", rules: []rule{
+		{rx(`^package\s+\w+`), declOther, false},
+		{rx(`^func\b`), declFunc, false},
+		{rx(`^type\b`), declOther, false},
+		{rx(`^(?:const|var)\b`), declOther, false},
+	}}
+})
 
-var rulesFor = map[Kind]ruleset{
+// rulesFor are the rulesets by kind, each compiled on first use: a
+// command that outlines nothing (most CLI commands) does not pay for
+// compiling them at start.
+var rulesFor = map[Kind]func() ruleset{
 	KindTypeScript: tsRules,
 	KindPython:     pyRules,
 	KindRust:       rustRules,

@@ -108,12 +108,16 @@ func renderAt(k Kind, p string, src []byte, firstLine int) string {
 		if !goOutline(&o, src) {
 			o = out{}
 			note = "; did not parse, outlined by pattern"
-			heuristic(&o, goRules, lines)
+			heuristic(&o, goRules(), lines)
 		}
 	case KindMarkdown:
 		markdownOutline(&o, []byte(s))
 	default:
-		heuristic(&o, rulesFor[k], lines)
+		rules := ruleset{}
+		if r, ok := rulesFor[k]; ok {
+			rules = r()
+		}
+		heuristic(&o, rules, lines)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "outline of %s", oneLine(p, maxSignature))
