@@ -192,7 +192,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	cc.Drain()
-	<-cc.Closed()
+	// A drain waits for the server to answer the pulls in flight; a server
+	// that cannot (its store deleted under it) would hold the stop forever.
+	// What is not acked by then is redelivered.
+	select {
+	case <-cc.Closed():
+	case <-time.After(drainTimeout):
+		w.cfg.Logger.Warn("consumer drain unanswered; stopping without it", "consumer", w.cfg.Consumer, "after", drainTimeout)
+		cc.Stop()
+	}
 	stopMu.Lock()
 	stopped = true
 	stopMu.Unlock()
@@ -205,6 +213,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.putBackMu.Unlock()
 	return nil
 }
+
+// drainTimeout bounds how long Run waits for its consumer to drain.
+const drainTimeout = 5 * time.Second
 
 // waitWritable holds msg while Writes is closed (the disk is nearly
 // full): handling it would write. It tells the server the message is in

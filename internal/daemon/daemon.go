@@ -94,6 +94,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	defer lock.Release()
+	// cacheLost is set when the cache is deleted under the daemon: its
+	// stores' files are gone and closing them may never end.
+	var cacheLost atomic.Bool
 	moved, err := ws.PrepareCache(time.Now())
 	if err != nil {
 		return err
@@ -146,10 +149,10 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 		// Last of all: the server outlives every client of it.
-		defer func() {
+		defer unlessCacheLost(&cacheLost, log, "nats-server", func() {
 			srv.Shutdown()
 			log.Info("stopped", "component", "nats-server")
-		}()
+		})
 		natsURL = srv.ClientURL()
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -158,10 +161,10 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
+	defer unlessCacheLost(&cacheLost, log, "nats-connection", func() {
 		conn.Close()
 		log.Info("stopped", "component", "nats-connection")
-	}()
+	})
 	settings := bus.Settings{Replicas: cfg.NATS.Replicas, IngestMaxBytes: cfg.NATS.QueueMaxBytes}
 	var free uint64
 	if srv != nil {
@@ -277,12 +280,12 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 		// After the embed worker has drained (g.Wait returns first), and
 		// before the NATS connection closes.
-		defer func() {
+		defer unlessCacheLost(&cacheLost, log, "vector-cache", func() {
 			if err := vc.Close(); err != nil {
 				log.Warn("closing the vector cache", "err", err)
 			}
 			log.Info("stopped", "component", "vector-cache")
-		}()
+		})
 		if embedder, err = embedworker.New(conn, emb, embedworker.Config{Cache: vc, Gate: gate}, log); err != nil {
 			return err
 		}
@@ -433,6 +436,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	if embedder != nil {
 		g.Start("embedder", embedder.Run)
 	}
+	g.Start("workspace-lock", func(ctx context.Context) error {
+		err := watchLock(ctx, ws, lock)
+		if err != nil {
+			cacheLost.Store(true)
+			g.BoundStop(lockLostStopBound)
+		}
+		return err
+	})
 	g.Start("indexer", idx.Run)
 	g.Start("extractor", xtr.Run)
 	g.Start("ingest", ing.Run)
@@ -484,13 +495,57 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	ws.RemoveStarting()
-	defer ws.RemoveDaemonInfo()
+	defer ws.RemoveDaemonInfo(os.Getpid())
 	// Loading the index at start leaves garbage the size of the index.
 	returnMemory()
 	if o.Ready != nil {
 		o.Ready(info)
 	}
 	return g.Wait()
+}
+
+// lockCheckEvery is how often the daemon checks that its cache is still
+// the one it locked.
+const lockCheckEvery = 2 * time.Second
+
+// lockLostStopBound is how long each component may take to stop once
+// the cache is gone.
+const lockLostStopBound = 3 * time.Second
+
+// unlessCacheLost returns a deferred close: stop runs to its end as
+// usual, but once the cache is lost it is given lockLostStopBound and
+// then left behind.
+func unlessCacheLost(lost *atomic.Bool, log *slog.Logger, name string, stop func()) {
+	if !lost.Load() {
+		stop()
+		return
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); stop() }()
+	select {
+	case <-done:
+	case <-time.After(lockLostStopBound):
+		log.Error("did not stop in time; left behind", "component", name, "after", lockLostStopBound)
+	}
+}
+
+// watchLock fails when the workspace's lock file is no longer the one
+// lock holds: the cache was deleted or replaced under the daemon, its
+// stores are gone from under it, and another daemon could start beside
+// it. Stopping is the honest answer; a new start rebuilds the cache.
+func watchLock(ctx context.Context, ws *workspace.Workspace, lock *workspace.Lock) error {
+	t := time.NewTicker(lockCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if !lock.Intact(ws.LockPath()) {
+			return fmt.Errorf("the workspace cache %s was deleted or replaced under the running daemon, which stops rather than serve state that is gone: start it again with `cue up`, which rebuilds the cache from the files and the task log", ws.Cache())
+		}
+	}
 }
 
 // Caller is how `cue mcp` reaches the tools of the daemon info describes:

@@ -33,6 +33,9 @@ type node struct {
 	conn   *bus.Conn
 	caller tools.Caller
 	stop   func() error
+	// exited is closed when Run has returned, with runErr.
+	exited <-chan struct{}
+	runErr *error
 }
 
 func startNode(t testing.TB, root string, tweak func(*workspace.Config)) *node {
@@ -57,16 +60,18 @@ func startNodeLogged(t testing.TB, root string, tweak func(*workspace.Config), l
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan workspace.DaemonInfo, 1)
-	done := make(chan error, 1)
+	exited := make(chan struct{})
+	var runErr error
 	go func() {
-		done <- Run(ctx, Options{Workspace: ws, Config: cfg, Logger: log, Ready: func(i workspace.DaemonInfo) { ready <- i }})
+		defer close(exited)
+		runErr = Run(ctx, Options{Workspace: ws, Config: cfg, Logger: log, Ready: func(i workspace.DaemonInfo) { ready <- i }})
 	}()
 	var info workspace.DaemonInfo
 	select {
 	case info = <-ready:
-	case err := <-done:
+	case <-exited:
 		cancel()
-		t.Fatalf("daemon failed to start: %v", err)
+		t.Fatalf("daemon failed to start: %v", runErr)
 	case <-time.After(60 * time.Second):
 		cancel()
 		t.Fatal("daemon not ready within 60s")
@@ -79,7 +84,7 @@ func startNodeLogged(t testing.TB, root string, tweak func(*workspace.Config), l
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{ws: ws, info: info, conn: conn, caller: caller}
+	n := &node{ws: ws, info: info, conn: conn, caller: caller, exited: exited, runErr: &runErr}
 	stopped := false
 	n.stop = func() error {
 		if stopped {
@@ -88,7 +93,8 @@ func startNodeLogged(t testing.TB, root string, tweak func(*workspace.Config), l
 		stopped = true
 		conn.Close()
 		cancel()
-		return <-done
+		<-exited
+		return runErr
 	}
 	t.Cleanup(func() {
 		if err := n.stop(); err != nil {
@@ -261,6 +267,43 @@ func TestSecondDaemonFailsWithLockError(t *testing.T) {
 	var le *workspace.LockError
 	if !errors.As(err, &le) || le.HolderPID != os.Getpid() {
 		t.Fatalf("second daemon: %v, want a 1007 lock error naming this pid", err)
+	}
+}
+
+// The cache is deleted under a running daemon (a user's rm -rf, a
+// cleanup script): the daemon stops with an error that says what happened
+// and how to recover rather than serve stores that are gone, and its exit
+// leaves the daemon file of a daemon started since in place.
+func TestDaemonStopsWhenItsCacheIsDeleted(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "docs/a.md", "# Alpha\n")
+	n := startNode(t, root, nil)
+	if err := os.RemoveAll(n.ws.Cache()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-n.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon kept running on a deleted cache")
+	}
+	if err := *n.runErr; err == nil || !strings.Contains(err.Error(), "deleted or replaced") || !strings.Contains(err.Error(), "cue up") {
+		t.Errorf("the daemon's error: %v, want it to say the cache was deleted and to run `cue up`", err)
+	}
+	n.stop = func() error { return nil }
+
+	// A daemon file naming another process is left alone.
+	other := workspace.DaemonInfo{PID: os.Getpid() + 1, Workspace: root}
+	if err := os.MkdirAll(n.ws.Cache(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ws.WriteDaemonInfo(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ws.RemoveDaemonInfo(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(n.ws.DaemonFilePath()); err != nil {
+		t.Errorf("the daemon file of another daemon was removed: %v", err)
 	}
 }
 

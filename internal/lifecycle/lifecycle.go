@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // Group runs components, each with its own context, and stops them in the
@@ -22,6 +23,8 @@ type Group struct {
 	failed chan struct{}
 	once   sync.Once
 	err    error
+	// stopBound, when set, is how long StopAll waits for each component.
+	stopBound time.Duration
 }
 
 type component struct {
@@ -68,6 +71,16 @@ func (g *Group) fail(err error) {
 	})
 }
 
+// BoundStop makes StopAll wait at most d for each component from now on,
+// leaving behind one that does not stop: for a process that stops because
+// its state is gone, where closing a store can retry forever (Badger
+// flushing into a deleted directory), and the process exits anyway.
+func (g *Group) BoundStop(d time.Duration) {
+	g.mu.Lock()
+	g.stopBound = d
+	g.mu.Unlock()
+}
+
 // Failed is closed when a component has failed.
 func (g *Group) Failed() <-chan struct{} { return g.failed }
 
@@ -92,7 +105,19 @@ func (g *Group) StopAll() {
 	for i := len(comps) - 1; i >= 0; i-- {
 		c := comps[i]
 		c.cancel()
-		<-c.done
+		g.mu.Lock()
+		bound := g.stopBound
+		g.mu.Unlock()
+		if bound > 0 {
+			select {
+			case <-c.done:
+			case <-time.After(bound):
+				g.log.Error("did not stop in time; left behind", "component", c.name, "after", bound)
+				continue
+			}
+		} else {
+			<-c.done
+		}
 		if c.err != nil && !errors.Is(c.err, context.Canceled) {
 			g.log.Warn("stopped with error", "component", c.name, "err", c.err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestStopsInReverseOrder(t *testing.T) {
@@ -50,4 +51,35 @@ func TestFailureStopsTheRest(t *testing.T) {
 		t.Fatalf("Wait = %v", err)
 	}
 	<-stopped
+}
+
+// Once BoundStop is set, a component that never stops is left behind and
+// the ones started before it are still stopped.
+func TestBoundStopLeavesAStuckComponentBehind(t *testing.T) {
+	g := New(context.Background(), nil)
+	stopped := make(chan struct{})
+	g.Start("store", func(ctx context.Context) error {
+		<-ctx.Done()
+		close(stopped)
+		return nil
+	})
+	stuck := make(chan struct{})
+	defer close(stuck)
+	g.Start("stuck", func(ctx context.Context) error {
+		<-stuck // ignores its context, as a close retrying forever does
+		return nil
+	})
+	g.BoundStop(time.Millisecond)
+	done := make(chan struct{})
+	go func() { g.StopAll(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopAll waited on the stuck component")
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Error("the component started before the stuck one was not stopped")
+	}
 }

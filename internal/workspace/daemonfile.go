@@ -40,9 +40,18 @@ func (w *Workspace) WriteDaemonInfo(info DaemonInfo) error {
 	return writeFileAtomic(w.DaemonFilePath(), b, 0o600)
 }
 
-// RemoveDaemonInfo deletes the daemon file.
-func (w *Workspace) RemoveDaemonInfo() error {
-	err := os.Remove(w.DaemonFilePath())
+// RemoveDaemonInfo deletes the daemon file if it names process pid: a
+// daemon that stops never removes the file of another that runs.
+func (w *Workspace) RemoveDaemonInfo(pid int) error {
+	b, err := os.ReadFile(w.DaemonFilePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	var info DaemonInfo
+	if err == nil && json.Unmarshal(b, &info) == nil && info.PID != pid {
+		return nil
+	}
+	err = os.Remove(w.DaemonFilePath())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

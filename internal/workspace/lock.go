@@ -82,6 +82,22 @@ func (l *Lock) Release() error {
 	return err
 }
 
+// Intact reports whether path is still the file l locks. Deleting the
+// cache, or replacing it (a restored backup), under a running daemon
+// takes its lock file with it: another daemon could then lock a new one
+// and both would run on the workspace.
+func (l *Lock) Intact(path string) bool {
+	if l == nil || l.f == nil {
+		return false
+	}
+	held, err := l.f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	return err == nil && os.SameFile(held, now)
+}
+
 func readPID(f *os.File) int {
 	buf := make([]byte, 32)
 	n, _ := f.ReadAt(buf, 0)
