@@ -286,12 +286,19 @@ func TestConcurrentWritesChainOnEachOther(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	want := 2 * writers * each
-	for name, board := range map[string]*tasks.Board{"a": a, "b": b, "replay": startBoard(t, conn)} {
+	everyWriteOnce(t, ctx, conn, map[string]*tasks.Board{"a": a, "b": b, "replay": startBoard(t, conn)}, "r", 2*writers*each)
+}
+
+// everyWriteOnce checks that each board holds want tasks in repo, each
+// with a title of its own (no write lost or overwritten), and that the
+// task log holds want events (none written twice); it returns the log.
+func everyWriteOnce(t *testing.T, ctx context.Context, conn *bus.Conn, boards map[string]*tasks.Board, repo string, want int) (jetstream.Stream, *jetstream.StreamInfo) {
+	t.Helper()
+	for name, board := range boards {
 		if err := board.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		got := board.Tasks("r")
+		got := board.Tasks(repo)
 		titles := map[string]bool{}
 		for _, tk := range got {
 			titles[tk.Title] = true
@@ -311,6 +318,7 @@ func TestConcurrentWritesChainOnEachOther(t *testing.T) {
 	if info.State.Msgs != uint64(want) {
 		t.Errorf("the log holds %d events for %d writes", info.State.Msgs, want)
 	}
+	return st, info
 }
 
 // interposingStream writes a rival event, on the same subject, just before

@@ -75,31 +75,7 @@ func TestConcurrentWritesOnAReplicatedLog(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	want := 2 * writers * each
-	for i, b := range boards {
-		if err := b.Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-		got := b.Tasks("r")
-		titles := map[string]bool{}
-		for _, tk := range got {
-			titles[tk.Title] = true
-		}
-		if len(got) != want || len(titles) != want {
-			t.Errorf("board %d: %d tasks with %d distinct writes, want %d of each", i, len(got), len(titles), want)
-		}
-	}
-	st, err := conn.JS.Stream(ctx, events.TasksStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.State.Msgs != uint64(want) {
-		t.Errorf("the log holds %d events for %d writes", info.State.Msgs, want)
-	}
+	st, info := everyWriteOnce(t, ctx, conn, map[string]*tasks.Board{"on n1": boards[0], "on n2": boards[1]}, "r", 2*writers*each)
 	linked := 0
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
 		m, err := st.GetMsg(ctx, seq)
