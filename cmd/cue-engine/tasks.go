@@ -6,13 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/google/uuid"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/query"
