@@ -1013,11 +1013,15 @@ func (b *repoRun) measureQueries(ctx context.Context, n *daemonClient) error {
 				qt.HybridHits, qt.HybridSourceFound, qt.HybridFallback = len(hits), hasPath(hits, q.Source), fallback
 			}
 		}
-		// The whole command, each run with another --limit so that the
-		// edge computes every answer rather than serving its cache.
+		// The whole command, each run with another --limit (never
+		// read_context's own, whose answer the cached calls above left
+		// in the cache) so that the edge computes every answer; runs
+		// beyond the limits there are repeat one and are counted as hits.
+		limits := maxSearchLimit - readContextLimit
+		cachedCalls += float64(max(0, Warmup+o.QuerySamples-limits))
 		s, err := sample(ctx, p, "cue search "+label, o.QuerySamples, all["cue_search"], func(i int) error {
 			cmd := exec.CommandContext(ctx, o.Engine, "search", "--workspace", b.root, "--mode", tools.ModeKeyword,
-				"--limit", strconv.Itoa(readContextLimit+i%(maxSearchLimit-readContextLimit)), "--", q.Text)
+				"--limit", strconv.Itoa(readContextLimit+1+i%limits), "--", q.Text)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				var exit *exec.ExitError
 				if !errors.As(err, &exit) || exit.ExitCode() != 1 { // 1: no match, still a search
