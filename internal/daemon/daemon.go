@@ -512,9 +512,8 @@ const lockCheckEvery = 2 * time.Second
 // the cache is gone.
 const lockLostStopBound = 3 * time.Second
 
-// unlessCacheLost returns a deferred close: stop runs to its end as
-// usual, but once the cache is lost it is given lockLostStopBound and
-// then left behind.
+// unlessCacheLost runs a deferred close: to its end as usual, but once
+// the cache is lost for lockLostStopBound at most, then left behind.
 func unlessCacheLost(lost *atomic.Bool, log *slog.Logger, name string, stop func()) {
 	if !lost.Load() {
 		stop()

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -95,7 +96,13 @@ func (l *Lock) Intact(path string) bool {
 		return false
 	}
 	now, err := os.Stat(path)
-	return err == nil && os.SameFile(held, now)
+	if err != nil {
+		// Only a missing file says the cache went: a stat that fails
+		// otherwise (an I/O error, a permission briefly changed) is not
+		// evidence enough to stop a daemon.
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	return os.SameFile(held, now)
 }
 
 func readPID(f *os.File) int {
