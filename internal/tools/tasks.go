@@ -38,7 +38,8 @@ type ListTasksArgs struct {
 	Blocked bool `json:"blocked,omitempty"`
 	// Limit bounds a page (default DefaultTaskPage); Cursor, from the
 	// notice of the page before, starts the next one. Compact answers
-	// with one string a task, CompactRow's, instead of objects.
+	// with one string a task ("id status priority assignee title")
+	// instead of objects.
 	Limit   int    `json:"limit,omitempty"`
 	Cursor  string `json:"cursor,omitempty"`
 	Compact bool   `json:"compact,omitempty"`
