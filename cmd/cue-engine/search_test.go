@@ -61,6 +61,12 @@ func TestSearchCommand(t *testing.T) {
 		return err == nil && strings.HasPrefix(string(out), "internal/queue/retry.go:")
 	})
 
+	// cue status compares the files with what cue_docs holds.
+	bustest.Eventually(t, 30*time.Second, "cue status comparing the files with cue_docs", func() bool {
+		out, err := exec.Command(bin("cue"), "status", "--rate-window", "0", "--workspace", root).Output()
+		return err == nil && strings.Contains(string(out), "indexed documents of repo") && strings.Contains(string(out), "match their files")
+	})
+
 	cmd := exec.Command(bin("cue"), "search", "zzqqxxnothing", "--workspace", root)
 	msg, err := cmd.CombinedOutput()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(msg), "no match") {

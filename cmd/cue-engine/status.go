@@ -63,6 +63,9 @@ func cmdStatus(args []string) error {
 		prefix = query.DefaultPrefix
 	}
 	compareEdge(ctx, conn, prefix, &rep)
+	if *natsURL == "" {
+		compareFiles(ctx, conn, ws, info.Repo, &rep)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -82,7 +85,29 @@ func cmdStatus(args []string) error {
 	if rep.Edge != nil && len(rep.Edge.Disagreeing()) > 0 {
 		return errors.New("the edge does not serve what cue_docs holds; see the remedy above")
 	}
+	if rep.FileCheck != nil && !rep.FileCheck.Agrees() {
+		return errors.New("cue_docs does not hold what the files hold; see the remedy above")
+	}
 	return nil
+}
+
+// compareFiles compares the workspace's own repo's files with the
+// documents cue_docs holds, once indexing has caught up (before, the
+// differences are the work still queued).
+func compareFiles(ctx context.Context, conn *bus.Conn, ws *workspace.Workspace, repo string, rep *status.Report) {
+	switch {
+	case repo == "":
+		return
+	case rep.Files != nil && (rep.Files.Pending > 0 || rep.Files.Scanning || rep.Files.Listing):
+		rep.FileCheckSkipped = "indexing is under way; run again once it has caught up"
+		return
+	}
+	a, err := status.CompareFiles(ctx, conn.JS, repo, os.DirFS(ws.Root))
+	if err != nil {
+		rep.FileCheckSkipped = err.Error()
+		return
+	}
+	rep.FileCheck = &a
 }
 
 // compareEdge asks the edge at prefix what it serves and sets rep's

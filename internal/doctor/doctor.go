@@ -26,7 +26,6 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/humanize"
-	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/tasks"
@@ -34,7 +33,6 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/core/card"
 	"github.com/cuedeck/cuedeck/pkg/core/graph"
 	"github.com/cuedeck/cuedeck/pkg/core/markdown"
-	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // Severity orders findings; only errors make the doctor fail.
@@ -619,47 +617,21 @@ func checkAgreement(ctx context.Context, js jetstream.JetStream, repo string, re
 }
 
 // checkDocsMatchFiles compares every document cue_docs holds for repo
-// with its file: one whose file is gone or whose sha256 differs is served
-// as it no longer is. A file edited while this runs may show as different:
-// run it again.
+// with its file, as `cue status` does (status.CompareFiles).
 func checkDocsMatchFiles(ctx context.Context, js jetstream.JetStream, repo string, fsys fs.FS, r *Report) {
-	docs, err := ingest.ReadDocSummaries(ctx, js, []string{repo})
+	a, err := status.CompareFiles(ctx, js, repo, fsys)
 	if err != nil {
-		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("cue_docs could not be read: documents not compared with their files: %v", err)})
+		r.add(Finding{Severity: Warning, Check: CheckDaemon, Msg: fmt.Sprintf("documents not compared with their files: %v", err)})
 		return
 	}
-	var gone, differ []string
-	for key, sum := range docs {
-		if sum.Deleted || sum.Skip != "" {
-			continue
-		}
-		_, rel, err := events.ParseDocKey(key)
-		if err != nil {
-			continue
-		}
-		data, err := fs.ReadFile(fsys, rel)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			gone = append(gone, rel)
-		case err != nil:
-			continue // unreadable files are ingest's to report
-		case events.SHA256Hex(data) != sum.SHA256:
-			differ = append(differ, rel)
-		}
+	if len(a.Differ) > 0 {
+		r.add(Finding{Severity: Error, Check: CheckDaemon, Msg: fmt.Sprintf("%d indexed documents differ from their files (%s); if you just edited them, run `cue doctor` again, else %s", len(a.Differ), status.Sample(a.Differ), status.FilesRemedy)})
 	}
-	sample := func(paths []string) string {
-		slices.Sort(paths)
-		return strings.Join(paths[:min(len(paths), 10)], ", ")
+	if len(a.Gone) > 0 {
+		r.add(Finding{Severity: Error, Check: CheckDaemon, Msg: fmt.Sprintf("%d indexed documents have no file any more (%s); %s", len(a.Gone), status.Sample(a.Gone), status.FilesRemedy)})
 	}
-	const remedy = "ingest compares the files with cue_docs every 10 minutes and publishes again what differs; to do it now, restart the daemon (`cue down`, then `cue up`)"
-	if len(differ) > 0 {
-		r.add(Finding{Severity: Error, Check: CheckDaemon, Msg: fmt.Sprintf("%d indexed documents differ from their files (%s); if you just edited them, run `cue doctor` again, else %s", len(differ), sample(differ), remedy)})
-	}
-	if len(gone) > 0 {
-		r.add(Finding{Severity: Error, Check: CheckDaemon, Msg: fmt.Sprintf("%d indexed documents have no file any more (%s); %s", len(gone), sample(gone), remedy)})
-	}
-	if len(differ)+len(gone) == 0 {
-		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: fmt.Sprintf("%d indexed documents match their files", len(docs))})
+	if a.Agrees() {
+		r.add(Finding{Severity: Note, Check: CheckDaemon, Msg: fmt.Sprintf("%d indexed documents match their files", a.Documents)})
 	}
 }
 

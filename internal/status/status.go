@@ -40,8 +40,12 @@ type Report struct {
 	// asked (EdgeUnreached says why it could not be).
 	Edge          *EdgeAgreement `json:"edge,omitempty"`
 	EdgeUnreached string         `json:"edge_unreached,omitempty"`
-	CollectedAt   time.Time      `json:"collected_at"`
-	Extra         map[string]any `json:"extra,omitempty"`
+	// FileCheck compares the workspace's files with cue_docs, when the
+	// caller could read them (FileCheckSkipped says why not).
+	FileCheck        *FilesAgreement `json:"file_check,omitempty"`
+	FileCheckSkipped string          `json:"file_check_skipped,omitempty"`
+	CollectedAt      time.Time       `json:"collected_at"`
+	Extra            map[string]any  `json:"extra,omitempty"`
 }
 
 // FileProgress is how far indexing got: the files ingest found, those
@@ -606,6 +610,7 @@ func (r Report) Print(w io.Writer, opts PrintOptions) {
 		}
 	}
 	printEdge(tw, r.Edge, r.EdgeUnreached)
+	printFiles(tw, r.FileCheck, r.FileCheckSkipped)
 	if m := r.Memories; m != nil {
 		repos := make([]string, 0, len(m.ByRepo))
 		for repo, n := range m.ByRepo {
