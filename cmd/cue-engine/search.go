@@ -21,9 +21,6 @@ import (
 
 const searchUsage = "usage: cue search QUERY [--mode keyword|semantic|hybrid|rrf] [--limit N] [--repo R] [--json]"
 
-// maxSearchLimit is read_context's own bound on hits per call.
-const maxSearchLimit = 50
-
 // cmdSearch ranks the workspace's files for a query with read_context, as
 // an agent's call does, through the running daemon (started in the
 // background if none runs, as `cue mcp` does), and prints each hit as
@@ -50,8 +47,8 @@ func cmdSearch(args []string) error {
 	if query == "" {
 		return errors.New(searchUsage)
 	}
-	if *limit < 1 || *limit > maxSearchLimit {
-		return fmt.Errorf("cue search: --limit %d: give 1 to %d", *limit, maxSearchLimit)
+	if *limit < 1 || *limit > tools.MaxContextLimit {
+		return fmt.Errorf("cue search: --limit %d: give 1 to %d", *limit, tools.MaxContextLimit)
 	}
 	ws, err := c.findWorkspace()
 	if err != nil {
@@ -65,7 +62,7 @@ func cmdSearch(args []string) error {
 	// ask for as many as it gives, to fill the limit.
 	want := *limit
 	if *repo != "" {
-		want = maxSearchLimit
+		want = tools.MaxContextLimit
 	}
 	started := false
 	info, err := ws.ReadDaemonInfo()

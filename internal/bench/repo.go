@@ -1017,7 +1017,7 @@ func (b *repoRun) measureQueries(ctx context.Context, n *daemonClient) error {
 		// read_context's own, whose answer the cached calls above left
 		// in the cache) so that the edge computes every answer; runs
 		// beyond the limits there are repeat one and are counted as hits.
-		limits := maxSearchLimit - readContextLimit
+		limits := tools.MaxContextLimit - readContextLimit
 		cachedCalls += float64(max(0, Warmup+o.QuerySamples-limits))
 		s, err := sample(ctx, p, "cue search "+label, o.QuerySamples, all["cue_search"], func(i int) error {
 			cmd := exec.CommandContext(ctx, o.Engine, "search", "--workspace", b.root, "--mode", tools.ModeKeyword,
@@ -1169,6 +1169,3 @@ func (b *repoRun) restart(ctx context.Context) error {
 	r.Lifecycle.RestartStopSeconds = Seconds(took.Seconds())
 	return nil
 }
-
-// maxSearchLimit is read_context's largest limit.
-const maxSearchLimit = 50

@@ -107,3 +107,21 @@ func TestUnknownTool(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// MaxContextLimit, which cue search and cue bench check against, is
+// read_context's schema maximum: the two cannot drift apart.
+func TestMaxContextLimitIsTheSchemas(t *testing.T) {
+	var s struct {
+		Properties struct {
+			Limit struct {
+				Maximum int `json:"maximum"`
+			} `json:"limit"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(Lookup(ReadContext).InputSchema, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Properties.Limit.Maximum != MaxContextLimit {
+		t.Errorf("read_context's limit maximum is %d, MaxContextLimit %d", s.Properties.Limit.Maximum, MaxContextLimit)
+	}
+}

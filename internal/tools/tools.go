@@ -90,6 +90,9 @@ type ReadContextArgs struct {
 	Filters  *Filters `json:"filters,omitempty"`
 }
 
+// MaxContextLimit is read_context's largest limit (its schema's maximum).
+const MaxContextLimit = 50
+
 // Filters narrow read_context to documents whose frontmatter matches.
 type Filters struct {
 	Tags     []string `json:"tags,omitempty"`
