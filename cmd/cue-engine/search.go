@@ -13,8 +13,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/cuedeck/cuedeck/internal/bus"
-	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -74,19 +72,13 @@ func cmdSearch(args []string) error {
 	if err != nil {
 		return fmt.Errorf("cue search: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: "cue-search"})
-	if err != nil {
-		return fmt.Errorf("cue search: the daemon (pid %d) does not answer at %s: %w; restart it with `cue down && cue up --detach`", info.PID, info.NATSURL, err)
-	}
-	// Nothing is left to drain once the answer is in: a drain's
-	// round trips were a third of the command's time.
-	defer conn.NC.Close()
-	caller, err := daemon.Caller(conn.NC, info, envOr("CUE_TOKEN", cfg.MCP.QueryToken), nil)
+	caller, closeConn, err := dialDaemon(info, envOr("CUE_TOKEN", cfg.MCP.QueryToken), "cue-search")
 	if err != nil {
 		return err
 	}
+	defer closeConn()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	raw, err := json.Marshal(tools.ReadContextArgs{Query: query, Limit: want, Mode: *mode})
 	if err != nil {
 		return err

@@ -16,8 +16,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
-	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/daemon"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/internal/workspace"
 )
 
 const tasksUsage = `usage: cue tasks list|ready|blocked [--repo R] [--status S] [--json]
@@ -60,19 +61,30 @@ func tasksCaller(c *common) (tools.Caller, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cue tasks works on the task board of the running daemon, and none runs for %s: start it with `cue up --detach` (%w)", ws.Root, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: "cue-tasks"})
+	cfg, err := ws.LoadConfig()
 	if err != nil {
-		return nil, nil, fmt.Errorf("cue tasks: the daemon (pid %d) does not answer at %s: %w; restart it with `cue down && cue up --detach`", info.PID, info.NATSURL, err)
-	}
-	caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: info.QueryPrefix, Timeout: 10 * time.Second})
-	if err != nil {
-		conn.Close()
 		return nil, nil, err
 	}
-	// Closed, not drained: each call has its answer before it returns,
-	// and a drain's round trips cost more than the command's own work.
+	return dialDaemon(info, envOr("CUE_TOKEN", cfg.MCP.QueryToken), "cue-tasks")
+}
+
+// dialDaemon connects to the daemon info describes and returns a caller
+// of its tools as `cue mcp` makes one (with token; on a laptop joined to
+// a team, the team's edges first), and how to close it:
+// closed, not drained, since each call has its answer before it returns
+// and a drain's round trips cost more than a command's own work.
+func dialDaemon(info workspace.DaemonInfo, token, name string) (tools.Caller, func(), error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := bus.Connect(ctx, info.NATSURL, bus.ConnectOptions{Name: name})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: the daemon (pid %d) does not answer at %s: %w; restart it with `cue down && cue up --detach`", strings.ReplaceAll(name, "-", " "), info.PID, info.NATSURL, err)
+	}
+	caller, err := daemon.Caller(conn.NC, info, token, nil)
+	if err != nil {
+		conn.NC.Close()
+		return nil, nil, err
+	}
 	return caller, conn.NC.Close, nil
 }
 
