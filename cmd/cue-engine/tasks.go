@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,15 +23,17 @@ import (
 
 const tasksUsage = `usage: cue tasks list|ready|blocked [--repo R] [--status S] [--json]
        cue tasks show ID [--repo R] [--json]
-       cue tasks start ID | done ID [--repo R]
+       cue tasks start ID | done ID [--reason WHY] [--repo R]
+       cue tasks comment ID TEXT... [--repo R]
        cue tasks dep add|rm ID DEP [--repo R]     (ID depends on DEP)`
 
 // cmdTasks reads and writes the task board through the workspace's
 // running daemon, with the tools an agent calls: list_tasks for every
 // task, the ready ones (todo, every dependency done) or the blocked ones
-// (waiting on a dependency not done); update_task to start or finish a
-// task and to add or remove one dependency edge (a cycle is refused with
-// its path, exit 2). Writes go through the same task log as an agent's.
+// (waiting on a dependency not done); get_task for one whole; update_task
+// to start or finish a task (with a reason), comment on it, and add or
+// remove one dependency edge (a cycle is refused with its path, exit 2).
+// Writes go through the same task log as an agent's.
 func cmdTasks(args []string) error {
 	if len(args) == 0 {
 		return errors.New(tasksUsage)
@@ -44,6 +46,8 @@ func cmdTasks(args []string) error {
 		return tasksShow(args[1:])
 	case "start", "done":
 		return tasksSetStatus(verb, args[1:])
+	case "comment":
+		return tasksComment(args[1:])
 	case "dep":
 		return tasksDep(args[1:])
 	}
@@ -134,8 +138,8 @@ func tasksList(verb string, args []string) error {
 	return printTasks(os.Stdout, rows)
 }
 
-// taskArgs parses args as positional ids (want of them) around flags,
-// with --repo.
+// taskArgs parses args as positional ids (want of them, or at least
+// -want when want is negative) around flags, with --repo.
 func taskArgs(name string, args []string, want int, extra func(*flag.FlagSet)) (ids []string, repo string, c *common, err error) {
 	fs, c := newFlags("tasks " + name)
 	fs.StringVar(&repo, "repo", "", "repo of the task (default: the daemon's default repo)")
@@ -153,14 +157,17 @@ func taskArgs(name string, args []string, want int, extra func(*flag.FlagSet)) (
 			args = args[1:]
 		}
 	}
-	if len(ids) != want {
+	switch {
+	case want < 0 && len(ids) < -want:
+		return nil, "", nil, fmt.Errorf("cue tasks %s: give a task id and the text; %s", name, tasksUsage)
+	case want >= 0 && len(ids) != want:
 		return nil, "", nil, fmt.Errorf("cue tasks %s: give %d task id(s), got %d; %s", name, want, len(ids), tasksUsage)
 	}
 	return ids, repo, c, nil
 }
 
-// tasksShow prints one task: its fields, what it depends on and what
-// depends on it.
+// tasksShow prints one task whole: its fields, notes, close reason,
+// what it depends on, what depends on it and its comments.
 func tasksShow(args []string) error {
 	var asJSON bool
 	ids, repo, c, err := taskArgs("show", args, 1, func(fs *flag.FlagSet) {
@@ -175,15 +182,17 @@ func tasksShow(args []string) error {
 	}
 	defer done()
 	id := ids[0]
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rows, err := tools.ListAllTasks(ctx, caller, tools.ListTasksArgs{Repo: repo})
+	out, err := callDaemonTool(caller, tools.GetTask, tools.GetTaskArgs{ID: id, Repo: repo})
+	var te *tools.Error
+	if errors.As(err, &te) && te.Code == tools.CodeFileNotFound {
+		return fmt.Errorf("cue tasks show %s: no such task on the board; `cue tasks list` shows them", id)
+	}
 	if err != nil {
 		return fmt.Errorf("cue tasks show %s: %w", id, err)
 	}
-	i := slices.IndexFunc(rows, func(r tools.TaskSummary) bool { return r.ID == id })
-	if i < 0 {
-		return fmt.Errorf("cue tasks show %s: no such task on the board; `cue tasks list` shows them", id)
+	var task tools.TaskDetail
+	if err := json.Unmarshal(out, &task); err != nil {
+		return fmt.Errorf("cue tasks show %s: the daemon's answer: %w", id, err)
 	}
 	links := func(reverse bool) ([]tools.TaskLink, error) {
 		out, err := callDaemonTool(caller, tools.GetTaskDependencies, tools.GetTaskDependenciesArgs{ID: id, Reverse: reverse, Repo: repo})
@@ -206,28 +215,39 @@ func tasksShow(args []string) error {
 	}
 	if asJSON {
 		b, err := json.MarshalIndent(struct {
-			Task         tools.TaskSummary `json:"task"`
-			Dependencies []tools.TaskLink  `json:"dependencies"`
-			Dependents   []tools.TaskLink  `json:"dependents"`
-		}{rows[i], deps, dependents}, "", "  ")
+			Task         tools.TaskDetail `json:"task"`
+			Dependencies []tools.TaskLink `json:"dependencies"`
+			Dependents   []tools.TaskLink `json:"dependents"`
+		}{task, deps, dependents}, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Printf("%s\n", b)
 		return err
 	}
-	return printTask(os.Stdout, rows[i], deps, dependents)
+	return printTask(os.Stdout, task, deps, dependents)
 }
 
-// printTask writes a task's fields one a line, then its links.
-func printTask(w io.Writer, r tools.TaskSummary, deps, dependents []tools.TaskLink) error {
+// printTask writes a task's fields one a line, then its links, then its
+// comments oldest first, each with its time and author.
+func printTask(w io.Writer, t tools.TaskDetail, deps, dependents []tools.TaskLink) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	assignee := "-"
-	if r.Assignee != nil && *r.Assignee != "" {
-		assignee = *r.Assignee
+	oneLine := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	orDash := func(s string) string { return cmp.Or(s, "-") }
+	assignee := ""
+	if t.Assignee != nil {
+		assignee = *t.Assignee
 	}
-	fmt.Fprintf(tw, "%s\t%s\n", r.ID, strings.ReplaceAll(r.Title, "\n", " "))
-	fmt.Fprintf(tw, "status\t%s\npriority\t%s\nassignee\t%s\n", r.Status, r.Priority, assignee)
+	fmt.Fprintf(tw, "%s\t%s\n", t.ID, oneLine(t.Title))
+	status := t.Status
+	if t.CloseReason != "" {
+		status += ": " + oneLine(t.CloseReason)
+	}
+	fmt.Fprintf(tw, "status\t%s\npriority\t%s\nassignee\t%s\n", status, t.Priority, orDash(assignee))
+	fmt.Fprintf(tw, "tags\t%s\ncreated\t%s\nupdated\t%s\ncard\t%s\n", orDash(strings.Join(t.Tags, ", ")), orDash(t.Created), orDash(t.Updated), t.Path)
+	if t.Notes != "" {
+		fmt.Fprintf(tw, "notes\t%s\n", oneLine(t.Notes))
+	}
 	for _, l := range []struct {
 		name  string
 		links []tools.TaskLink
@@ -240,20 +260,57 @@ func printTask(w io.Writer, r tools.TaskSummary, deps, dependents []tools.TaskLi
 			if k == 0 {
 				label = l.name
 			}
-			fmt.Fprintf(tw, "%s\t%s  %s  %s\n", label, d.ID, d.Status, strings.ReplaceAll(d.Title, "\n", " "))
+			fmt.Fprintf(tw, "%s\t%s  %s  %s\n", label, d.ID, d.Status, oneLine(d.Title))
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(t.Comments) > 0 {
+		fmt.Fprintf(w, "\ncomments (%d)\n", len(t.Comments))
+	}
+	for _, c := range t.Comments {
+		head := cmp.Or(c.At, "(no time)")
+		if c.By != "" {
+			head += "  " + c.By
+		}
+		fmt.Fprintf(w, "  %s\n", head)
+		for line := range strings.Lines(strings.TrimRight(c.Text, "\n")) {
+			fmt.Fprintf(w, "    %s", strings.TrimRight(line, "\n")+"\n")
+		}
+	}
+	return nil
 }
 
-// tasksSetStatus starts (active) or finishes (done) a task.
+// tasksSetStatus starts (active) or finishes (done, with a reason if
+// given) a task.
 func tasksSetStatus(verb string, args []string) error {
-	ids, repo, c, err := taskArgs(verb, args, 1, nil)
+	var reason string
+	ids, repo, c, err := taskArgs(verb, args, 1, func(fs *flag.FlagSet) {
+		if verb == "done" {
+			fs.StringVar(&reason, "reason", "", "why the task is closed (kept as its close_reason)")
+		}
+	})
 	if err != nil {
 		return err
 	}
 	status := map[string]string{"start": "active", "done": "done"}[verb]
-	return tasksUpdate(c, "cue tasks "+verb+" "+ids[0], tools.UpdateTaskArgs{ID: ids[0], Repo: repo, Updates: tools.TaskUpdates{Status: &status}})
+	u := tools.TaskUpdates{Status: &status}
+	if reason != "" {
+		u.CloseReason = &reason
+	}
+	return tasksUpdate(c, "cue tasks "+verb+" "+ids[0], tools.UpdateTaskArgs{ID: ids[0], Repo: repo, Updates: u})
+}
+
+// tasksComment adds a comment to a task: the words after the id, joined
+// by spaces, so quoting is optional.
+func tasksComment(args []string) error {
+	words, repo, c, err := taskArgs("comment", args, -2, nil)
+	if err != nil {
+		return err
+	}
+	text := strings.Join(words[1:], " ")
+	return tasksUpdate(c, "cue tasks comment "+words[0], tools.UpdateTaskArgs{ID: words[0], Repo: repo, Updates: tools.TaskUpdates{Comment: &text}})
 }
 
 // tasksDep adds or removes the edge ID → DEP (ID depends on DEP).

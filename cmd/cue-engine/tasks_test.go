@@ -15,8 +15,9 @@ import (
 
 // `cue tasks` works on the board through the running daemon: lists every
 // task, the ready ones and the blocked ones; shows one with its links;
-// starts and finishes tasks and adds and removes dependency edges through
-// the task log (the card file follows; a cycle exits 2 naming its path);
+// starts and finishes tasks (with a reason), comments on them and adds
+// and removes dependency edges through the task log (the card file
+// follows; a cycle exits 2 naming its path);
 // without a daemon it says how to start one.
 func TestTasksCommand(t *testing.T) {
 	root := t.TempDir()
@@ -89,10 +90,28 @@ func TestTasksCommand(t *testing.T) {
 	}
 	cue(t, "tasks", "dep", "rm", third, second, "--workspace", root)
 	cue(t, "tasks", "dep", "add", third, first, "--workspace", root)
-	cue(t, "tasks", "done", second, "--workspace", root)
+	cue(t, "tasks", "comment", second, "Backfilled", "the first 10k rows;", "--workspace", root, "the rest tonight")
+	cue(t, "tasks", "done", second, "--reason", "backfilled every row", "--workspace", root)
+	show = cue(t, "tasks", "show", second, "--workspace", root)
+	for _, want := range []string{"done: backfilled every row", "comments (1)", "    Backfilled the first 10k rows; the rest tonight\n"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("cue tasks show %s after a comment and done --reason lacks %q:\n%s", second, want, show)
+		}
+	}
+	// The card file follows: ingest writes the close reason and the
+	// comment back, and the indexer reads them from it as they were.
+	secondCard := filepath.Join(root, ".cuedeck", "cards", second+".md")
+	bustest.Eventually(t, 30*time.Second, "the close reason and the comment in the card file", func() bool {
+		data, err := os.ReadFile(secondCard)
+		return err == nil && strings.Contains(string(data), "close_reason: backfilled every row\n") &&
+			strings.Contains(string(data), "text: Backfilled the first 10k rows; the rest tonight\n")
+	})
+	if msg, err := exec.Command(bin("cue"), "tasks", "done", third, "--reason", "", "--workspace", root, "extra").CombinedOutput(); err == nil {
+		t.Errorf("cue tasks done with two ids: no error\n%s", msg)
+	}
 	var shown struct {
-		Task         tools.TaskSummary `json:"task"`
-		Dependencies []tools.TaskLink  `json:"dependencies"`
+		Task         tools.TaskDetail `json:"task"`
+		Dependencies []tools.TaskLink `json:"dependencies"`
 	}
 	if err := json.Unmarshal([]byte(cue(t, "tasks", "show", third, "--json", "--workspace", root)), &shown); err != nil {
 		t.Fatal(err)

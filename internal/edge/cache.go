@@ -27,9 +27,8 @@ import (
 // Levels, after seed 000 §5:
 //
 //   - L1, the active role and workflow: the task board's answers about
-//     the work in progress, get_task_dependencies and list_tasks of
-//     active tasks. (Task cards live under .cuedeck/, which read_doc does
-//     not serve; scenes read them from the workspace.)
+//     the work in progress, get_task, get_task_dependencies and
+//     list_tasks of active tasks.
 //   - L2, the files read lately: read_doc of any other document.
 //   - L3, project metadata: answers over the whole project, read_context
 //     rankings, path suggestions of unknown paths, and the other
@@ -108,7 +107,7 @@ func (e *Edge) cachedCall(ctx context.Context, tool string, args json.RawMessage
 		return e.cachedReadDoc(ctx, args)
 	case e.m != nil && tool == tools.ReadContext:
 		return e.cachedReadContext(ctx, args)
-	case e.board != nil && (tool == tools.ListTasks || tool == tools.GetTaskDependencies || tool == tools.ValidateTaskGraph):
+	case e.board != nil && (tool == tools.ListTasks || tool == tools.GetTask || tool == tools.GetTaskDependencies || tool == tools.ValidateTaskGraph):
 		return e.cachedTaskTool(ctx, tool, args)
 	}
 	return nil, false, nil
@@ -178,7 +177,7 @@ func (e *Edge) cachedReadContext(ctx context.Context, raw json.RawMessage) (json
 	return out, true, nil
 }
 
-// cachedTaskTool serves list_tasks, get_task_dependencies and
+// cachedTaskTool serves list_tasks, get_task, get_task_dependencies and
 // validate_task_graph by the board's applied sequence, the caller's repos
 // and the arguments as sent. list_tasks with a created or updated filter
 // is not kept: a relative age ("<2w") moves with the clock.
@@ -198,7 +197,7 @@ func (e *Edge) cachedTaskTool(ctx context.Context, tool string, raw json.RawMess
 		if a.Status == "active" {
 			level = tiercache.L1
 		}
-	case tools.GetTaskDependencies:
+	case tools.GetTask, tools.GetTaskDependencies:
 		level = tiercache.L1
 	}
 	seq := e.board.Version()

@@ -37,6 +37,8 @@ func (e *Edge) taskTool(tool string) taskHandler {
 		return e.getTaskDependencies
 	case tools.ValidateTaskGraph:
 		return e.validateTaskGraph
+	case tools.GetTask:
+		return e.getTask
 	}
 	return nil
 }
@@ -464,7 +466,7 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"status", u.Status != nil}, {"assignee", u.Assignee != nil}, {"priority", u.Priority != nil}, {"notes", u.Notes != nil}, {"depends_on", u.DependsOn != nil || len(u.DependsOnAdd)+len(u.DependsOnRemove) > 0}} {
+	}{{"status", u.Status != nil}, {"assignee", u.Assignee != nil}, {"priority", u.Priority != nil}, {"notes", u.Notes != nil}, {"depends_on", u.DependsOn != nil || len(u.DependsOnAdd)+len(u.DependsOnRemove) > 0}, {"close_reason", u.CloseReason != nil}, {"comments", u.Comment != nil}} {
 		if f.set {
 			fields = append(fields, f.name)
 		}
@@ -472,7 +474,11 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	if u.DependsOn != nil && len(u.DependsOnAdd)+len(u.DependsOnRemove) > 0 {
 		return nil, tools.InvalidParams(tools.UpdateTask, "updates: give depends_on (the full new list) or depends_on_add / depends_on_remove (single edges), not both")
 	}
+	if u.Comment != nil && strings.TrimSpace(*u.Comment) == "" {
+		return nil, tools.InvalidParams(tools.UpdateTask, "updates: comment: write some text, not only spaces")
+	}
 	now := e.now()
+	author := access.FromContext(ctx).Token
 	var updated events.Task
 	_, prior, err := e.board.MutateRequest(ctx, repo, a.RequestID, func(cur map[string]events.Task) (events.TaskEvent, error) {
 		t, ok := cur[a.ID]
@@ -481,6 +487,21 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 		}
 		if u.Status != nil {
 			t.Status = *u.Status
+		}
+		closed := t.Status == "done" || t.Status == "archived"
+		switch {
+		case u.CloseReason != nil && !closed:
+			return events.TaskEvent{}, tools.InvalidParams(tools.UpdateTask, fmt.Sprintf("updates: close_reason: task %s would be %s; a reason goes with status done or archived, in the same update or after it", a.ID, t.Status))
+		case u.CloseReason != nil:
+			t.CloseReason = *u.CloseReason
+		case !closed:
+			t.CloseReason = "" // reopened: the old reason no longer holds
+		}
+		if u.Comment != nil {
+			if len(t.Comments) >= tools.MaxTaskComments {
+				return events.TaskEvent{}, tools.InvalidParams(tools.UpdateTask, fmt.Sprintf("updates: comment: task %s has %d comments, the most a card keeps; sum them up in notes or go on in a new task", a.ID, len(t.Comments)))
+			}
+			t.Comments = append(slices.Clip(t.Comments), events.TaskComment{At: now, By: author, Text: *u.Comment})
 		}
 		if u.Assignee != nil {
 			t.Assignee = *u.Assignee
@@ -542,6 +563,48 @@ func newDependencies(cur []string, u tools.TaskUpdates) (deps, check []string, c
 		}
 	}
 	return deps, check, true
+}
+
+// getTask answers one task whole, as its card holds it. An unknown id is
+// TaskNotFound (1001).
+func (e *Edge) getTask(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	a, err := decodeArgs[tools.GetTaskArgs](tools.GetTask, args)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.repo(ctx, tools.GetTask, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := e.board.Task(repo, a.ID)
+	if !ok {
+		return nil, tools.TaskNotFound(repo, a.ID)
+	}
+	d := tools.TaskDetail{
+		ID: t.ID, Title: t.Title, Status: t.Status, Priority: t.Priority, Assignee: nullable(t.Assignee),
+		Tags: orEmpty(t.Tags), DependsOn: orEmpty(t.DependsOn), Notes: t.Notes, CloseReason: t.CloseReason,
+		Comments: make([]tools.TaskComment, 0, len(t.Comments)),
+		Created:  rfc3339(t.Created), Updated: rfc3339(t.Updated), Path: t.Path,
+	}
+	for _, c := range t.Comments {
+		d.Comments = append(d.Comments, tools.TaskComment{At: rfc3339(c.At), By: c.By, Text: c.Text})
+	}
+	return json.Marshal(d)
+}
+
+// rfc3339 writes a card time in UTC, "" for none.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // getTaskDependencies is seed 002 §5: the task's dependencies in the order

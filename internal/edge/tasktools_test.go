@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/tasks"
@@ -568,5 +569,112 @@ func TestListTasksPages(t *testing.T) {
 	var te *tools.Error
 	if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
 		t.Errorf("a made-up cursor: %v, want -32602", err)
+	}
+}
+
+// A close reason goes with done or archived and leaves on reopening;
+// comments from two edges at once are both kept, in log order, with the
+// caller's token as author; get_task on either edge answers the task
+// whole; the comment limit is -32602 naming it.
+func TestCloseReasonAndComments(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b1, b2 := startBoard(t, conn), startBoard(t, conn)
+	e1 := New(nil, nil, WithBoard(b1), WithDefaultRepo("app"))
+	e2 := New(nil, nil, WithBoard(b2), WithDefaultRepo("app"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := e1.Call(ctx, tools.CreateTask, json.RawMessage(`{"title":"Fix login timeout"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created tools.CreateTaskResult
+	if err := json.Unmarshal(out, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.ID
+	update := func(ctx context.Context, e *Edge, updates string) (tools.UpdateTaskResult, error) {
+		var r tools.UpdateTaskResult
+		out, err := e.Call(ctx, tools.UpdateTask, json.RawMessage(`{"id":"`+id+`","updates":`+updates+`}`))
+		if err == nil {
+			err = json.Unmarshal(out, &r)
+		}
+		return r, err
+	}
+	get := func(e *Edge) tools.TaskDetail {
+		t.Helper()
+		if err := e.board.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.Call(ctx, tools.GetTask, json.RawMessage(`{"id":"`+id+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d tools.TaskDetail
+		if err := json.Unmarshal(out, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	var te *tools.Error
+	if _, err := update(ctx, e1, `{"close_reason":"not needed"}`); !errors.As(err, &te) || te.Code != tools.CodeInvalidParams || !strings.Contains(err.Error(), "done or archived") {
+		t.Fatalf("close_reason on a todo task: %v, want -32602 naming the statuses", err)
+	}
+	if _, err := update(ctx, e1, `{"comment":"   "}`); !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+		t.Fatalf("a blank comment: %v, want -32602", err)
+	}
+
+	ann := access.WithIdentity(ctx, access.Identity{Client: "token:ann", Token: "ann"})
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	wg.Go(func() { _, errs[0] = update(ann, e1, `{"comment":"Reproduced with a 31 s upstream"}`) })
+	wg.Go(func() { _, errs[1] = update(ctx, e2, `{"comment":"The proxy timeout is 30 s"}`) })
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	r, err := update(ctx, e2, `{"status":"done","close_reason":"fixed: timeout raised to 60 s"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.UpdatedFields, []string{"status", "close_reason"}) {
+		t.Errorf("updated_fields %v", r.UpdatedFields)
+	}
+	for _, e := range []*Edge{e1, e2} {
+		d := get(e)
+		if d.Status != "done" || d.CloseReason != "fixed: timeout raised to 60 s" || len(d.Comments) != 2 {
+			t.Fatalf("get_task: %+v", d)
+		}
+		texts := map[string]string{}
+		for _, c := range d.Comments {
+			texts[c.Text] = c.By
+			if _, err := time.Parse(time.RFC3339, c.At); err != nil {
+				t.Errorf("comment time %q: %v", c.At, err)
+			}
+		}
+		if by, ok := texts["Reproduced with a 31 s upstream"]; !ok || by != "ann" {
+			t.Errorf("ann's comment: %+v", d.Comments)
+		}
+		if by, ok := texts["The proxy timeout is 30 s"]; !ok || by != "" {
+			t.Errorf("the tokenless comment: %+v", d.Comments)
+		}
+	}
+
+	if _, err := update(ctx, e1, `{"status":"active"}`); err != nil {
+		t.Fatal(err)
+	}
+	if d := get(e1); d.CloseReason != "" || d.Status != "active" || len(d.Comments) != 2 {
+		t.Errorf("reopened: %+v, want no close reason and the comments kept", d)
+	}
+
+	for i := len(get(e1).Comments); i < tools.MaxTaskComments; i++ {
+		if _, err := update(ctx, e1, fmt.Sprintf(`{"comment":"note %d"}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := update(ctx, e1, `{"comment":"one more"}`); !errors.As(err, &te) || te.Code != tools.CodeInvalidParams || !strings.Contains(err.Error(), "the most a card keeps") {
+		t.Errorf("comment past the limit: %v", err)
+	}
+	if _, err := e1.Call(ctx, tools.GetTask, json.RawMessage(`{"id":"nosuch"}`)); !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Errorf("get_task of no task: %v, want TaskNotFound", err)
 	}
 }

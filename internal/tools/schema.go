@@ -74,9 +74,9 @@ var definitions = []*Definition{
     "assignee": {"type": "string", "description": "Optional filter by assignee name"},
     "tags": {"type": "array", "items": {"type": "string"}, "description": "Filter by tags (ANY match logic)"},
     "priority": {"type": "string", "enum": ["low", "medium", "high", "critical"], "description": "Filter by priority"},
-    "created": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by creation date (e.g. '2024-01-01', '>2w')"},
-    "updated": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Filter by update date (e.g. '2024-01-01', '>2w')"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"},
+    "created": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$"},
+    "updated": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo (every task tool); default: the edge's default repo, else the first with tasks by name"},
     "ready": {"type": "boolean"},
     "blocked": {"type": "boolean"},
     "limit": {"type": "integer", "default": 50, "minimum": 1, "maximum": 1000},
@@ -97,14 +97,14 @@ var definitions = []*Definition{
     "assignee": {"type": "string", "description": "Person assigned to this task"},
     "depends_on": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "Task IDs this task depends on"},
     "request_id": {"type": "string", "maxLength": 128, "description": "Retry key (e.g. a UUID): a retry returns the first result, writes once"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
   },
   "required": ["title"]
 }`),
 	},
 	{
 		Name:        UpdateTask,
-		Description: "Modify a task card's status, assignee, priority, notes or dependencies (cycles refused). Returns the task and the fields updated.",
+		Description: "Modify a task card's status, assignee, priority, notes or dependencies (cycles refused); close it with a reason; add a comment. Returns the task and the fields updated.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -118,15 +118,29 @@ var definitions = []*Definition{
         "notes": {"type": "string", "maxLength": 500},
         "depends_on": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "Full new list of task IDs it depends on"},
         "depends_on_add": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "IDs to add to it"},
-        "depends_on_remove": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "IDs to remove"}
+        "depends_on_remove": {"type": "array", "items": {"type": "string", "pattern": "^[a-z0-9]{6}$"}, "description": "IDs to remove"},
+        "close_reason": {"type": "string", "maxLength": 500, "description": "Why it is done or archived"},
+        "comment": {"type": "string", "minLength": 1, "maxLength": 2000, "description": "Appended to its comments"}
       },
       "minProperties": 1,
       "additionalProperties": false
     },
     "request_id": {"type": "string", "maxLength": 128, "description": "Retry key (e.g. a UUID): a retry returns the first result, writes once"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
   },
   "required": ["id", "updates"]
+}`),
+	},
+	{
+		Name:        GetTask,
+		Description: "Get one task card whole: its fields, notes, close reason and comments.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
+  },
+  "required": ["id"]
 }`),
 	},
 	{
@@ -135,9 +149,9 @@ var definitions = []*Definition{
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "Task ID to query"},
-    "reverse": {"type": "boolean", "default": false, "description": "If true, get its dependents instead"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
+    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$"},
+    "reverse": {"type": "boolean", "default": false},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
   },
   "required": ["id"]
 }`),
@@ -148,8 +162,8 @@ var definitions = []*Definition{
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "Optional: validate specific task only"},
-    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$", "description": "Repo; default: the edge's default repo, else the first with tasks by name"}
+    "id": {"type": "string", "pattern": "^[a-z0-9]{6}$", "description": "Only the part this task reaches"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
   }
 }`),
 	},

@@ -15,6 +15,7 @@ const (
 	UpdateTask          = "update_task"
 	GetTaskDependencies = "get_task_dependencies"
 	ValidateTaskGraph   = "validate_task_graph"
+	GetTask             = "get_task"
 )
 
 // Every task tool takes an optional Repo, which seed 002 lacks: a
@@ -105,7 +106,9 @@ type UpdateTaskArgs struct {
 // present, is the full new list; DependsOnAdd and DependsOnRemove change
 // single edges of the list the task holds when the update is applied, so
 // adding one needs no read first and two writers adding edges both keep
-// theirs. All three are CueDeck's addition to seed 002.
+// theirs. CloseReason says why a task is done or archived (the status
+// the update leaves must be one of those); Comment is appended to the
+// task's comments. All five are CueDeck's addition to seed 002.
 type TaskUpdates struct {
 	Status          *string   `json:"status,omitempty"`
 	Assignee        *string   `json:"assignee,omitempty"`
@@ -114,11 +117,17 @@ type TaskUpdates struct {
 	DependsOn       *[]string `json:"depends_on,omitempty"`
 	DependsOnAdd    []string  `json:"depends_on_add,omitempty"`
 	DependsOnRemove []string  `json:"depends_on_remove,omitempty"`
+	CloseReason     *string   `json:"close_reason,omitempty"`
+	Comment         *string   `json:"comment,omitempty"`
 }
+
+// MaxTaskComments is how many comments a task keeps: a card is one file
+// and one task event, which must stay well under the bus's message size.
+const MaxTaskComments = 200
 
 // UpdateTaskResult is update_task's result. UpdatedFields names the
 // fields the call set, in the order status, assignee, priority, notes,
-// depends_on.
+// depends_on, close_reason, comments.
 type UpdateTaskResult struct {
 	ID            string   `json:"id"`
 	Title         string   `json:"title"`
@@ -127,6 +136,37 @@ type UpdateTaskResult struct {
 	Priority      string   `json:"priority"`
 	UpdatedAt     string   `json:"updated_at"`
 	UpdatedFields []string `json:"updated_fields"`
+}
+
+// GetTaskArgs are get_task's arguments.
+type GetTaskArgs struct {
+	ID   string `json:"id"`
+	Repo string `json:"repo,omitempty"`
+}
+
+// TaskDetail is get_task's result: every field of the task's card. Times
+// are RFC 3339 UTC; Path is the card's path in its repo.
+type TaskDetail struct {
+	ID          string        `json:"id"`
+	Title       string        `json:"title"`
+	Status      string        `json:"status"`
+	Priority    string        `json:"priority"`
+	Assignee    *string       `json:"assignee"`
+	Tags        []string      `json:"tags"`
+	DependsOn   []string      `json:"depends_on"`
+	Notes       string        `json:"notes,omitempty"`
+	CloseReason string        `json:"close_reason,omitempty"`
+	Comments    []TaskComment `json:"comments"`
+	Created     string        `json:"created"`
+	Updated     string        `json:"updated"`
+	Path        string        `json:"path"`
+}
+
+// TaskComment is one of a task's comments, oldest first.
+type TaskComment struct {
+	At   string `json:"at,omitempty"`
+	By   string `json:"by,omitempty"`
+	Text string `json:"text"`
 }
 
 // GetTaskDependenciesArgs are get_task_dependencies's arguments.

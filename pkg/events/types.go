@@ -145,17 +145,30 @@ const (
 
 // Task is the state of a task card.
 type Task struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	Status    string    `json:"status"`
-	Priority  string    `json:"priority"`
-	Assignee  string    `json:"assignee,omitempty"`
-	Tags      []string  `json:"tags,omitempty"`
-	DependsOn []string  `json:"depends_on,omitempty"`
-	Notes     string    `json:"notes,omitempty"`
-	Created   time.Time `json:"created"`
-	Updated   time.Time `json:"updated"`
-	Path      string    `json:"path"`
+	ID        string   `json:"id"`
+	Title     string   `json:"title"`
+	Status    string   `json:"status"`
+	Priority  string   `json:"priority"`
+	Assignee  string   `json:"assignee,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
+	DependsOn []string `json:"depends_on,omitempty"`
+	Notes     string   `json:"notes,omitempty"`
+	// CloseReason says why a done or archived task was closed ("fixed in
+	// 4f2a1c", "duplicate of k3m9qa"); reopening the task clears it.
+	CloseReason string        `json:"close_reason,omitempty"`
+	Comments    []TaskComment `json:"comments,omitempty"`
+	Created     time.Time     `json:"created"`
+	Updated     time.Time     `json:"updated"`
+	Path        string        `json:"path"`
+}
+
+// TaskComment is one remark on a task, oldest first in Task.Comments: what
+// was tried, found or decided while working on it. By names who wrote it
+// when known (the token of an MCP call, the user of `cue tasks comment`).
+type TaskComment struct {
+	At   time.Time `json:"at"`
+	By   string    `json:"by,omitempty"`
+	Text string    `json:"text"`
 }
 
 // TaskEvent is one mutation of a repo's task log.

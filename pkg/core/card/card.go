@@ -1,7 +1,7 @@
 // Package card reads and writes task cards: the markdown files under
 // .cuedeck/cards/ whose YAML frontmatter holds a task (id, title, status,
-// priority, assignee, tags, depends_on, created, updated, notes) and whose
-// body is free text. The indexer parses cards into task events; ingest and
+// priority, assignee, tags, depends_on, created, updated, notes,
+// close_reason, comments) and whose body is free text. The indexer parses cards into task events; ingest and
 // `cue card new` render tasks back into files. Rendering keeps the body byte
 // for byte and any frontmatter keys it does not know, in their order, so a
 // card edited by hand and by an agent loses nothing.
@@ -112,9 +112,11 @@ const (
 	keyCreated   = "created"
 	keyUpdated   = "updated"
 	keyNotes     = "notes"
+	keyClose     = "close_reason"
+	keyComments  = "comments"
 )
 
-var knownKeys = []string{keyID, keyTitle, keyStatus, keyPriority, keyAssignee, keyTags, keyDependsOn, keyCreated, keyUpdated, keyNotes}
+var knownKeys = []string{keyID, keyTitle, keyStatus, keyPriority, keyAssignee, keyTags, keyDependsOn, keyCreated, keyUpdated, keyNotes, keyClose, keyComments}
 
 func isKnown(k string) bool { return slices.Contains(knownKeys, k) }
 
@@ -237,6 +239,10 @@ func decodeField(t *events.Task, k string, n *yaml.Node) error {
 		t.Assignee, err = scalar()
 	case keyNotes:
 		t.Notes, err = scalar()
+	case keyClose:
+		t.CloseReason, err = scalar()
+	case keyComments:
+		t.Comments, err = decodeComments(v, null, fail)
 	case keyTags:
 		t.Tags, err = list()
 	case keyDependsOn:
@@ -263,6 +269,56 @@ func decodeField(t *events.Task, k string, n *yaml.Node) error {
 		}
 	}
 	return err
+}
+
+// decodeComments reads comments: a list of mappings, each with text and
+// optionally at (a date and time) and by.
+func decodeComments(v *yaml.Node, null bool, fail func(string, ...any) error) ([]events.TaskComment, error) {
+	if null {
+		return nil, nil
+	}
+	if v.Kind != yaml.SequenceNode {
+		return nil, fail("want a list of comments (each with text:, and at: and by: if known), not %s", kindName(v))
+	}
+	out := make([]events.TaskComment, 0, len(v.Content))
+	for _, item := range v.Content {
+		for item.Kind == yaml.AliasNode && item.Alias != nil {
+			item = item.Alias
+		}
+		bad := &Error{Line: item.Line, Field: keyComments, Msg: "comments: every comment is a mapping with text: (and at:, by: if known)"}
+		if item.Kind != yaml.MappingNode {
+			return nil, bad
+		}
+		var c events.TaskComment
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, val := item.Content[i], item.Content[i+1]
+			for val.Kind == yaml.AliasNode && val.Alias != nil {
+				val = val.Alias
+			}
+			if val.Kind != yaml.ScalarNode {
+				return nil, &Error{Line: val.Line, Field: keyComments, Msg: "comments: " + k.Value + ": want a single value"}
+			}
+			switch k.Value {
+			case "text":
+				c.Text = val.Value
+			case "by":
+				c.By = val.Value
+			case "at":
+				at, err := parseTime(val.Value)
+				if err != nil {
+					return nil, &Error{Line: val.Line, Field: keyComments, Msg: fmt.Sprintf("comments: at: %q is not a date and time (write it as 2026-01-02T10:43:00Z)", val.Value)}
+				}
+				c.At = at
+			default:
+				return nil, &Error{Line: k.Line, Field: keyComments, Msg: fmt.Sprintf("comments: %q is not a comment field (text, at, by)", k.Value)}
+			}
+		}
+		if strings.TrimSpace(c.Text) == "" {
+			return nil, bad
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", time.DateOnly}
@@ -317,9 +373,16 @@ func SameTask(a, b events.Task) bool {
 // sameFront is SameTask without Path, which the frontmatter does not hold.
 func sameFront(a, b events.Task) bool {
 	return a.ID == b.ID && a.Title == b.Title && a.Status == b.Status && a.Priority == b.Priority &&
-		a.Assignee == b.Assignee && a.Notes == b.Notes &&
+		a.Assignee == b.Assignee && a.Notes == b.Notes && a.CloseReason == b.CloseReason &&
+		sameComments(a.Comments, b.Comments) &&
 		slices.Equal(a.Tags, b.Tags) && slices.Equal(a.DependsOn, b.DependsOn) &&
 		a.Created.Equal(b.Created) && a.Updated.Equal(b.Updated)
+}
+
+func sameComments(a, b []events.TaskComment) bool {
+	return slices.EqualFunc(a, b, func(x, y events.TaskComment) bool {
+		return x.At.Equal(y.At) && x.By == y.By && x.Text == y.Text
+	})
 }
 
 // Render writes c as a card file. When c came from Parse and neither its
@@ -431,6 +494,10 @@ func knownNode(k string, t, orig events.Task, origNode *yaml.Node, had bool) (*y
 		unchanged, empty, fresh = t.Assignee == orig.Assignee, t.Assignee == "", func() *yaml.Node { return str(t.Assignee) }
 	case keyNotes:
 		unchanged, empty, fresh = t.Notes == orig.Notes, t.Notes == "", func() *yaml.Node { return str(t.Notes) }
+	case keyClose:
+		unchanged, empty, fresh = t.CloseReason == orig.CloseReason, t.CloseReason == "", func() *yaml.Node { return str(t.CloseReason) }
+	case keyComments:
+		unchanged, empty, fresh = sameComments(t.Comments, orig.Comments), len(t.Comments) == 0, func() *yaml.Node { return comments(t.Comments) }
 	case keyTags:
 		unchanged, empty, fresh = slices.Equal(t.Tags, orig.Tags), len(t.Tags) == 0, func() *yaml.Node { return list(t.Tags) }
 	case keyDependsOn:
@@ -442,6 +509,13 @@ func knownNode(k string, t, orig events.Task, origNode *yaml.Node, had bool) (*y
 	}
 	if had && unchanged && origNode != nil {
 		return origNode, true
+	}
+	if k == keyComments && had && origNode != nil && origNode.Kind == yaml.SequenceNode &&
+		len(orig.Comments) <= len(t.Comments) && sameComments(orig.Comments, t.Comments[:len(orig.Comments)]) {
+		// Comments only added: the ones in the file keep their form.
+		n := *origNode
+		n.Content = append(slices.Clip(origNode.Content), comments(t.Comments[len(orig.Comments):]).Content...)
+		return &n, true
 	}
 	if empty {
 		return nil, false
@@ -465,6 +539,23 @@ func list(items []string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
 	for _, s := range items {
 		n.Content = append(n.Content, str(s))
+	}
+	return n
+}
+
+// comments writes one block mapping a comment, in the order at, by, text.
+func comments(cs []events.TaskComment) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, c := range cs {
+		m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		if !c.At.IsZero() {
+			m.Content = append(m.Content, str("at"), timeNode(c.At))
+		}
+		if c.By != "" {
+			m.Content = append(m.Content, str("by"), str(c.By))
+		}
+		m.Content = append(m.Content, str("text"), str(c.Text))
+		n.Content = append(n.Content, m)
 	}
 	return n
 }

@@ -101,6 +101,43 @@ func TestRenderChangeKeepsBodyAndUnknownKeys(t *testing.T) {
 	}
 }
 
+// A comment added through the task log lands in the file as a block
+// mapping after the ones written by hand, which keep their form; the
+// close reason goes beside notes; both read back as written.
+func TestRenderCloseReasonAndComments(t *testing.T) {
+	src := strings.Replace(canonical, "notes: waiting on review\n", "notes: waiting on review\ncomments:\n  - text: tried the staging DB   # by hand\n", 1)
+	c, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Task.Comments) != 1 || c.Task.Comments[0].Text != "tried the staging DB" || !c.Task.Comments[0].At.IsZero() {
+		t.Fatalf("parsed comments %+v", c.Task.Comments)
+	}
+	at := time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC)
+	c.Task.Status = "done"
+	c.Task.CloseReason = "fixed in 4f2a1c: the token check"
+	c.Task.Comments = append(c.Task.Comments, events.TaskComment{At: at, By: "ann", Text: "Verified on staging.\nTwo lines: 'quoted' and #hash"})
+	out, err := Render(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPart := "notes: waiting on review\nclose_reason: 'fixed in 4f2a1c: the token check'\ncomments:\n  - text: tried the staging DB # by hand\n  - at: 2026-01-05T09:30:00Z\n    by: ann\n    text: |-\n      Verified on staging.\n      Two lines: 'quoted' and #hash\nestimate: 3d\n"
+	if !strings.Contains(string(out), wantPart) {
+		t.Errorf("got\n%s\nwant it to hold\n%s", out, wantPart)
+	}
+	again, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !SameTask(again.Task, c.Task) || again.Body != c.Body {
+		t.Errorf("reparse differs: %+v", again.Task)
+	}
+	again.Task.Comments[1].Text = "changed"
+	if SameTask(again.Task, c.Task) {
+		t.Error("SameTask ignores a comment's text")
+	}
+}
+
 func TestRenderCanonicalIsStable(t *testing.T) {
 	at := time.Date(2026, 1, 2, 10, 43, 0, 0, time.UTC)
 	c := Card{Task: events.Task{ID: "xyz789", Title: "Implement login API", Status: "todo", Priority: "medium",
@@ -161,6 +198,11 @@ func TestParseErrors(t *testing.T) {
 		{"---\nid: abc123\ntitle: t\ncreated: yesterday\n---\n", 4, "not a date"},
 		{"---\nid: abc123\ntitle: t\nid: abc124\n---\n", 4, "appears twice (first at line 2)"},
 		{"---\n- a\n---\n", 2, "must be a mapping"},
+		{"---\nid: abc123\ntitle: t\ncomments: tried it\n---\n", 4, "want a list of comments"},
+		{"---\nid: abc123\ntitle: t\ncomments:\n  - just text\n---\n", 5, "every comment is a mapping with text:"},
+		{"---\nid: abc123\ntitle: t\ncomments:\n  - by: ann\n---\n", 5, "every comment is a mapping with text:"},
+		{"---\nid: abc123\ntitle: t\ncomments:\n  - text: x\n    at: soon\n---\n", 6, `at: "soon" is not a date`},
+		{"---\nid: abc123\ntitle: t\ncomments:\n  - text: x\n    mood: ok\n---\n", 6, `"mood" is not a comment field`},
 	} {
 		_, err := Parse([]byte(tc.src))
 		var ce *Error

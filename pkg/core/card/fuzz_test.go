@@ -1,6 +1,12 @@
 package card
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
 
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
@@ -9,6 +15,8 @@ func FuzzParse(f *testing.F) {
 		"---\nid: abc123\ntitle: t\n---\n",
 		"---\nid: abc123\ntitle: &a x\nx: *a\ntags: [*a]\n---\nbody",
 		"---\r\nid: abc123\r\ntitle: t\r\nstatus: doing\r\n---\r\n",
+		"---\nid: abc123\ntitle: t\nclose_reason: dup\ncomments:\n  - text: a # kept\n    by: ann\n  - {at: 2026-01-02, text: b}\n---\n",
+		"---\nid: abc123\ntitle: t\ncomments: [{text: &c x}, {text: *c}]\n---\n",
 		"\uFEFF---\nid: abc123\ntitle: \"q\\n\"\ncreated: 2026-01-02\n---\n\xff",
 	} {
 		f.Add([]byte(s))
@@ -32,6 +40,8 @@ func FuzzParse(f *testing.F) {
 		changed := c
 		changed.Task.Status, changed.Task.Assignee = "archived", "@fuzz"
 		changed.Task.Tags = append([]string{"x"}, c.Task.Tags...)
+		changed.Task.CloseReason = "fuzzed: " + c.Task.CloseReason
+		changed.Task.Comments = append(slices.Clip(c.Task.Comments), events.TaskComment{At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), By: "fuzz", Text: "x: y\n- z"})
 		mod, err := Render(changed)
 		if err != nil {
 			t.Fatalf("render of a changed card: %v", err)
