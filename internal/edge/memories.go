@@ -113,7 +113,8 @@ func decodeMemoryRecord(b []byte) (events.MemoryRecord, error) {
 
 // applyMemories applies a batch of cue_memories entries. Entries at or
 // below the applied revision are skipped (a re-established watch repeats
-// a few). A delete or purge removes the memory; so does a value that does
+// a few). A delete, a purge or a tombstone (a forgotten memory) removes
+// the memory; so does a value that does
 // not decode or whose key does not name it, because a fresh edge replaying
 // the bucket would not see the older value either.
 func (m *Materialiser) applyMemories(_ context.Context, entries []jetstream.KeyValueEntry) error {
@@ -148,6 +149,10 @@ func (m *Materialiser) applyMemories(_ context.Context, entries []jetstream.KeyV
 			m.logger.Warn("undecodable memory record; dropping the memory until an extractor rewrites it",
 				"key", kv.Key(), "revision", kv.Revision(), "err", err)
 			changes = append(changes, c)
+			continue
+		}
+		if !rec.Forgotten.IsZero() {
+			changes = append(changes, c) // forgotten: served nowhere
 			continue
 		}
 		c.e = &memEntry{key: kv.Key(), rev: kv.Revision(), rec: rec, text: embedText(&rec)}

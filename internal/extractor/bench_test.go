@@ -99,31 +99,6 @@ func BenchmarkRulePathBatchLatency(b *testing.B) {
 	b.ReportMetric(sum.P99, "p99-ms")
 }
 
-func BenchmarkStorePut(b *testing.B) {
-	conn, _ := bustest.StartDurable(b, bus.Settings{})
-	kv, err := conn.JS.KeyValue(context.Background(), events.MemoriesBucket)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := NewStore(kv, clock.System{})
-	now := time.Now()
-	b.Run("insert", func(b *testing.B) {
-		i := 0
-		for b.Loop() {
-			put(b, s, candidate(fmt.Sprintf("Memory number %d", i), 0.5, "b", now))
-			i++
-		}
-	})
-	b.Run("seen-again", func(b *testing.B) {
-		put(b, s, candidate("A memory said in every batch", 0.5, "b0", now))
-		i := 0
-		for b.Loop() {
-			i++
-			put(b, s, candidate("A memory said in every batch", 0.5, fmt.Sprint("b", i), now))
-		}
-	})
-}
-
 func BenchmarkExtractionRecordStore(b *testing.B) {
 	conn, _ := bustest.StartDurable(b, bus.Settings{})
 	s := newService(b, conn, nil, Config{})

@@ -53,16 +53,3 @@ func TestErrorStackFilesReachTheMemories(t *testing.T) {
 		}
 	}
 }
-
-func TestMergeErrorFilesKeepsTheNewestFirstAndBounds(t *testing.T) {
-	if got := mergeErrorFiles([]string{"b", "c"}, []string{"a", "b"}); !slices.Equal(got, []string{"b", "c", "a"}) {
-		t.Errorf("merge %q", got)
-	}
-	many := make([]string, 40)
-	for i := range many {
-		many[i] = strings.Repeat("x", i+1)
-	}
-	if got := mergeErrorFiles(many[:20], many[20:]); len(got) != 32 || got[0] != many[0] {
-		t.Errorf("merge of 40 keeps %d starting %q", len(got), got[0])
-	}
-}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/llm"
+	"github.com/cuedeck/cuedeck/internal/memstore"
 	"github.com/cuedeck/cuedeck/pkg/core/memory"
 	"github.com/cuedeck/cuedeck/pkg/core/prune"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
@@ -52,7 +53,7 @@ type Stats struct {
 	// BudgetAlerts counts the 70, 90 and 100 % alerts this worker fired.
 	BudgetAlerts [3]uint64
 	// Store counts the memory writes.
-	Store StoreStats
+	Store memstore.StoreStats
 }
 
 // Service is the extractor role.
@@ -68,7 +69,7 @@ type Service struct {
 	budget      *SharedBudget
 	projector   *SharedProjector
 	depth       *depthCache
-	store       *Store
+	store       *memstore.Store
 	extractions jetstream.KeyValue
 
 	mu    sync.Mutex
@@ -122,7 +123,7 @@ func New(conn *bus.Conn, ext llm.Extractor, cfg Config, logger *slog.Logger) (*S
 	if err != nil {
 		return nil, fmt.Errorf("extractor: bucket %s: %w (provision the topology first)", events.MemoriesBucket, err)
 	}
-	s.store = NewStore(memKV, cfg.Clock)
+	s.store = memstore.NewStore(memKV, cfg.Clock)
 	if s.extractions, err = conn.JS.KeyValue(ctx, events.ExtractionsBucket); err != nil {
 		return nil, fmt.Errorf("extractor: bucket %s: %w (provision the topology first)", events.ExtractionsBucket, err)
 	}
@@ -135,7 +136,7 @@ func New(conn *bus.Conn, ext llm.Extractor, cfg Config, logger *slog.Logger) (*S
 func (s *Service) Budget() *SharedBudget { return s.budget }
 
 // Store is the memory store the service writes.
-func (s *Service) Store() *Store { return s.store }
+func (s *Service) Store() *memstore.Store { return s.store }
 
 // Stats returns the counters.
 func (s *Service) Stats() Stats {

@@ -83,16 +83,27 @@ type MemoryRecord struct {
 	// some: the edges count them toward file importance.
 	ErrorFiles []string  `json:"error_files,omitempty"`
 	ErrorSeen  time.Time `json:"error_seen,omitzero"`
+	// Forgotten is when someone forgot the memory (forget_memory, `cue
+	// memories forget`): the record is then a tombstone holding no words,
+	// kept so that extracting the same words again does not bring it back.
+	Forgotten time.Time `json:"forgotten,omitzero"`
 }
 
 // MaxErrorFiles bounds MemoryRecord.ErrorFiles and
 // ExtractionRecord.ErrorFiles.
 const MaxErrorFiles = 32
 
-// Validate reports a record the edges cannot serve.
+// Validate reports a record the edges cannot serve. A tombstone
+// (Forgotten set) needs its repo, kind and a hash, not its words.
 func (r MemoryRecord) Validate() error {
 	if err := ValidateRepo(r.Repo); err != nil {
 		return err
+	}
+	if !r.Forgotten.IsZero() {
+		if !r.Kind.Valid() || !validHash(r.Hash) {
+			return fmt.Errorf("%w: memory.record: a forgotten memory needs its kind and hash", ErrMalformed)
+		}
+		return nil
 	}
 	if strings.TrimSpace(r.Content) == "" {
 		return fmt.Errorf("%w: memory.record: empty content", ErrMalformed)
@@ -111,6 +122,20 @@ func (r MemoryRecord) Validate() error {
 
 // EventKind implements Event.
 func (MemoryRecord) EventKind() Kind { return KindMemoryRecord }
+
+// validHash reports whether h has the form of memory.Hash: 64 lowercase
+// hex digits.
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // ExtractionPath says how a batch's memories were extracted.
 type ExtractionPath string

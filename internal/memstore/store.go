@@ -1,4 +1,10 @@
-package extractor
+// Package memstore writes memories into the cue_memories bucket for
+// every writer: the extractor workers (memories found in transcripts) and
+// the edges (memories agents save or forget through the MCP tools). Each
+// write is a compare-and-set under seed 003 §9's duplicate decision, so
+// two writers never store one memory twice, and a forgotten memory keeps
+// a tombstone that no later extraction of the same words brings back.
+package memstore
 
 import (
 	"context"
@@ -6,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -21,7 +28,7 @@ type Store struct {
 	kv  jetstream.KeyValue
 	clk clock.Clock
 
-	inserted, updated, skippedEqual, skippedLower, seenAgain, sameBatch, conflicts atomic.Uint64
+	inserted, updated, skippedEqual, skippedLower, seenAgain, sameBatch, conflicts, forgotten atomic.Uint64
 }
 
 // StoreStats counts what Put did.
@@ -40,11 +47,30 @@ type StoreStats struct {
 	SameBatch uint64
 	// Conflicts counts writes lost to another writer and decided again.
 	Conflicts uint64
+	// Forgotten counts puts of forgotten memories, refused.
+	Forgotten uint64
 }
 
 // ReasonSameBatch is the skip reason of a put from the batch that last
 // wrote the record.
 const ReasonSameBatch memory.Reason = "same_batch"
+
+// ReasonForgotten is the skip reason of a put of a memory that was
+// forgotten: it stays forgotten.
+const ReasonForgotten memory.Reason = "forgotten"
+
+// maxCASAttempts bounds a compare-and-set loop. Every round some writer
+// wins, so a writer loses at most as many rounds as there are writers
+// racing it; the bound only stops a loop against a bucket that keeps
+// failing in some other way.
+const maxCASAttempts = 1000
+
+// ErrContended is returned when a key stayed contended past
+// maxCASAttempts; the caller retries later.
+var ErrContended = errors.New("memstore: key too contended; try again")
+
+// ErrNotFound is Forget's error for a memory the bucket does not hold.
+var ErrNotFound = errors.New("memstore: no such memory")
 
 // NewStore returns a store over kv (MemoriesBucket).
 func NewStore(kv jetstream.KeyValue, clk clock.Clock) *Store {
@@ -60,12 +86,15 @@ func (s *Store) Stats() StoreStats {
 		Inserted: s.inserted.Load(), Updated: s.updated.Load(),
 		SkippedEqual: s.skippedEqual.Load(), SkippedLower: s.skippedLower.Load(),
 		SeenAgain: s.seenAgain.Load(), SameBatch: s.sameBatch.Load(), Conflicts: s.conflicts.Load(),
+		Forgotten: s.forgotten.Load(),
 	}
 }
 
 // Put stores rec under MemoryKey(rec.Repo, rec.Hash). A new key is
 // created (insert). On an existing one the stored record decides:
 //
+//   - forgotten: nothing changes (skip, ReasonForgotten), so a memory
+//     forgotten stays forgotten however often a transcript says it again;
 //   - written last by rec.Batch: a redelivered batch; nothing changes
 //     (skip, ReasonSameBatch), so Put is idempotent;
 //   - rec's confidence strictly greater: update (Decision.Updated, the
@@ -94,19 +123,19 @@ func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decisi
 			s.inserted.Add(1)
 			return memory.Decision{Action: memory.ActionInsert, Reason: memory.ReasonUniqueHash, Hash: r.Hash, Match: -1}, nil
 		} else if !isConflict(err) {
-			return memory.Decision{}, fmt.Errorf("extractor: create memory %s: %w", key, err)
+			return memory.Decision{}, fmt.Errorf("memstore: create memory %s: %w", key, err)
 		}
 		e, err := s.kv.Get(ctx, key)
 		if isNotFound(err) {
 			continue // deleted between the two: create again
 		}
 		if err != nil {
-			return memory.Decision{}, fmt.Errorf("extractor: get memory %s: %w", key, err)
+			return memory.Decision{}, fmt.Errorf("memstore: get memory %s: %w", key, err)
 		}
 		cur, err := events.DecodeMemoryRecord(e.Value())
 		if err != nil {
 			if errors.Is(err, events.ErrUnsupportedVersion) {
-				return memory.Decision{}, fmt.Errorf("extractor: memory %s was written by a newer release: upgrade this extractor: %w", key, err)
+				return memory.Decision{}, fmt.Errorf("memstore: memory %s was written by a newer release: upgrade this process: %w", key, err)
 			}
 			// An unreadable record is replaced by this one.
 			next := r
@@ -119,6 +148,11 @@ func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decisi
 			}
 			s.inserted.Add(1)
 			return memory.Decision{Action: memory.ActionInsert, Reason: memory.ReasonUniqueHash, Hash: r.Hash, Match: -1}, nil
+		}
+		if !cur.Forgotten.IsZero() {
+			s.forgotten.Add(1)
+			return memory.Decision{Action: memory.ActionSkip, Reason: ReasonForgotten, Hash: r.Hash, Match: 0,
+				ExistingConfidence: cur.Confidence, NewConfidence: r.Confidence}, nil
 		}
 		d := memory.DecideDuplicate(r.Memory, []memory.Memory{cur.Memory})
 		if cur.Batch == r.Batch {
@@ -159,7 +193,47 @@ func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decisi
 		}
 		return d, nil
 	}
-	return memory.Decision{}, fmt.Errorf("%w: memory %s", errCASExhausted, key)
+	return memory.Decision{}, fmt.Errorf("%w: memory %s", ErrContended, key)
+}
+
+// Forget replaces the memory of repo and hash with its tombstone: the
+// kind, repo and times stay, the words, rationale and files go, and
+// Forgotten is set to at. Every edge drops it from search, scenes and
+// hook context; Put never writes it again. Forgetting a forgotten memory
+// changes nothing and returns its tombstone. A memory the bucket does not
+// hold is ErrNotFound.
+func (s *Store) Forget(ctx context.Context, repo, hash string, at time.Time) (events.MemoryRecord, error) {
+	key := events.MemoryKey(repo, hash)
+	for range maxCASAttempts {
+		e, err := s.kv.Get(ctx, key)
+		if isNotFound(err) {
+			return events.MemoryRecord{}, fmt.Errorf("%w: %s", ErrNotFound, key)
+		}
+		if err != nil {
+			return events.MemoryRecord{}, fmt.Errorf("memstore: get memory %s: %w", key, err)
+		}
+		cur, err := events.DecodeMemoryRecord(e.Value())
+		if err != nil && errors.Is(err, events.ErrUnsupportedVersion) {
+			return events.MemoryRecord{}, fmt.Errorf("memstore: memory %s was written by a newer release: upgrade this process: %w", key, err)
+		}
+		if err == nil && !cur.Forgotten.IsZero() {
+			return cur, nil
+		}
+		tomb := events.MemoryRecord{Hash: hash, Forgotten: at.UTC()}
+		tomb.Repo, tomb.Kind, tomb.CreatedAt, tomb.UpdatedAt = repo, cur.Kind, cur.CreatedAt, at.UTC()
+		if !tomb.Kind.Valid() {
+			tomb.Kind = memory.KindFact // an unreadable record: its kind is lost with it
+		}
+		if err := s.write(ctx, key, tomb, e.Revision()); err != nil {
+			if isConflict(err) {
+				s.conflicts.Add(1)
+				continue
+			}
+			return events.MemoryRecord{}, err
+		}
+		return tomb, nil
+	}
+	return events.MemoryRecord{}, fmt.Errorf("%w: memory %s", ErrContended, key)
 }
 
 func (s *Store) write(ctx context.Context, key string, r events.MemoryRecord, rev uint64) error {
@@ -171,7 +245,7 @@ func (s *Store) write(ctx context.Context, key string, r events.MemoryRecord, re
 		if isConflict(err) {
 			return err
 		}
-		return fmt.Errorf("extractor: update memory %s: %w", key, err)
+		return fmt.Errorf("memstore: update memory %s: %w", key, err)
 	}
 	return nil
 }
@@ -184,7 +258,7 @@ func (s *Store) Get(ctx context.Context, repo, hash string) (rec events.MemoryRe
 		return rec, false, nil
 	}
 	if err != nil {
-		return rec, false, fmt.Errorf("extractor: get memory: %w", err)
+		return rec, false, fmt.Errorf("memstore: get memory: %w", err)
 	}
 	rec, err = events.DecodeMemoryRecord(e.Value())
 	return rec, err == nil, err
@@ -200,4 +274,13 @@ func mergeErrorFiles(newer, older []string) []string {
 		}
 	}
 	return out[:min(len(out), events.MaxErrorFiles)]
+}
+
+// isConflict reports a compare-and-set that lost to another writer.
+func isConflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
+}
+
+func isNotFound(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted)
 }

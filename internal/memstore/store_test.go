@@ -1,8 +1,11 @@
-package extractor
+package memstore
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +16,8 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/core/memory"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
+
+var day1 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func newStore(t testing.TB, clk clock.Clock) *Store {
 	t.Helper()
@@ -105,5 +110,68 @@ func TestStoreConcurrentPutsInsertOnce(t *testing.T) {
 	}
 	if st := s.Stats(); st.Inserted != 1 || st.SeenAgain != n-1 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestMergeErrorFilesKeepsTheNewestFirstAndBounds(t *testing.T) {
+	if got := mergeErrorFiles([]string{"b", "c"}, []string{"a", "b"}); !slices.Equal(got, []string{"b", "c", "a"}) {
+		t.Errorf("merge %q", got)
+	}
+	many := make([]string, 40)
+	for i := range many {
+		many[i] = strings.Repeat("x", i+1)
+	}
+	if got := mergeErrorFiles(many[:20], many[20:]); len(got) != 32 || got[0] != many[0] {
+		t.Errorf("merge of 40 keeps %d starting %q", len(got), got[0])
+	}
+}
+
+// A forgotten memory keeps a tombstone without its words; the same words
+// extracted again, with any confidence, leave it forgotten; forgetting
+// again changes nothing; an unknown memory is ErrNotFound.
+func TestForgetKeepsATombstoneThatPutRespects(t *testing.T) {
+	s := newStore(t, clock.NewDeterministic(day1))
+	ctx := context.Background()
+	const text = "Store sessions in Redis; token: hunter2"
+	r := candidate(text, 0.6, "b1", day1)
+	r.Rationale, r.FilesTouched = "latency", []string{"auth/session.go"}
+	put(t, s, r)
+	h := memory.Hash(text)
+
+	at := day1.Add(time.Hour)
+	tomb, err := s.Forget(ctx, "app", h, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tomb.Forgotten.Equal(at) || tomb.Content != "" || tomb.Rationale != "" || tomb.FilesTouched != nil || tomb.Hash != h || tomb.Kind != memory.KindDecision {
+		t.Fatalf("tombstone %+v", tomb)
+	}
+	stored, found, err := s.Get(ctx, "app", h)
+	if err != nil || !found {
+		t.Fatalf("get after forget: %v %v", found, err)
+	}
+	if stored.Content != "" || !stored.Forgotten.Equal(at) {
+		t.Fatalf("stored after forget %+v", stored)
+	}
+	if err := stored.Validate(); err != nil {
+		t.Errorf("a tombstone does not validate: %v", err)
+	}
+
+	for _, batch := range []string{"b1", "b2"} {
+		if d := put(t, s, candidate(text, 0.95, batch, day1.Add(2*time.Hour))); d.Action != memory.ActionSkip || d.Reason != ReasonForgotten {
+			t.Errorf("put of forgotten words from %s: %+v", batch, d)
+		}
+	}
+	if again, _, _ := s.Get(ctx, "app", h); again.Content != "" || !again.Forgotten.Equal(at) {
+		t.Errorf("a put brought the memory back: %+v", again)
+	}
+	if twice, err := s.Forget(ctx, "app", h, at.Add(time.Hour)); err != nil || !twice.Forgotten.Equal(at) {
+		t.Errorf("forgetting again: %+v %v, want the first tombstone", twice, err)
+	}
+	if _, err := s.Forget(ctx, "app", memory.Hash("never said"), at); !errors.Is(err, ErrNotFound) {
+		t.Errorf("forgetting an unknown memory: %v, want ErrNotFound", err)
+	}
+	if st := s.Stats(); st.Forgotten != 2 {
+		t.Errorf("stats %+v, want 2 forgotten puts", st)
 	}
 }
