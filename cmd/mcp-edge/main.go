@@ -26,6 +26,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/memstore"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/tasks"
@@ -101,6 +102,11 @@ func run() error {
 		return err
 	}
 	board := tasks.NewBoard(conn.JS, log)
+	memories, err := memstore.Open(ctx, conn.JS, nil)
+	if err != nil {
+		mat.Close()
+		return err
+	}
 	host, _ := os.Hostname()
 	cache := edge.WithCache(tiercache.Config{MaxBytes: int64(*cacheMB) << 20})
 	if *cacheMB <= 0 {
@@ -108,7 +114,7 @@ func run() error {
 	}
 	// read_context says how far indexing got while files are still to come.
 	indexing := telemetry.NewIndexing(conn.JS, mat, telemetry.IndexingOptions{Logger: log})
-	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo), cache,
+	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithMemoryStore(memories), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo), cache,
 		edge.WithProgress(indexing.Progress))
 	// Both transports answer through one instrumented caller, so the
 	// metrics count every call whichever way it came, the rate limits'

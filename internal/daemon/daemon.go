@@ -41,6 +41,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/lifecycle"
 	"github.com/cuedeck/cuedeck/internal/llm"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/memstore"
 	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/internal/query"
 	"github.com/cuedeck/cuedeck/internal/scenes"
@@ -317,7 +318,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	// read_context says how far indexing got while files are still to
 	// come: on a new workspace the first answers would look final.
 	indexing := telemetry.NewIndexing(conn.JS, mat, telemetry.IndexingOptions{Logger: log.With("role", "edge")})
-	edg := edge.New(mat, log.With("role", "edge"), edge.WithBoard(board),
+	memories, err := memstore.Open(ctx, conn.JS, nil)
+	if err != nil {
+		mat.Close()
+		return err
+	}
+	edg := edge.New(mat, log.With("role", "edge"), edge.WithBoard(board), edge.WithMemoryStore(memories),
 		edge.WithActor("cue-daemon"), edge.WithDefaultRepo(cfg.Workspace.Name), edge.WithProgress(indexing.Progress))
 
 	var httpLn net.Listener

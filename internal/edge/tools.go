@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/memstore"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
@@ -34,6 +35,7 @@ type Edge struct {
 	emb    embed.Embedder
 
 	board       *tasks.Board
+	memories    *memstore.Store // nil: no memory writes (WithMemoryStore)
 	actor       string
 	defaultRepo string
 	clock       clock.Clock
@@ -146,6 +148,10 @@ func (e *Edge) call(ctx context.Context, tool string, args json.RawMessage) (jso
 		return e.readDoc(ctx, args)
 	case e.m != nil && tool == tools.SearchMemories:
 		return e.searchMemories(ctx, args)
+	case e.memories != nil && tool == tools.SaveMemory:
+		return e.saveMemory(ctx, args)
+	case e.memories != nil && tool == tools.ForgetMemory:
+		return e.forgetMemory(ctx, args)
 	case tool == tools.PruneConversation:
 		return pruneConversation(args)
 	case e.board != nil:

@@ -25,6 +25,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/mcpserver"
+	"github.com/cuedeck/cuedeck/internal/memstore"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
@@ -192,7 +193,8 @@ func wireServer(t *testing.T) (*mcp.ClientSession, *recorder) {
 		}
 	}
 
-	e := edge.New(m, nil, edge.WithBoard(board), edge.WithDefaultRepo("app"), edge.WithActor("wire"), edge.WithClock(clock.NewDeterministic(wireNow)))
+	e := edge.New(m, nil, edge.WithBoard(board), edge.WithDefaultRepo("app"), edge.WithActor("wire"), edge.WithClock(clock.NewDeterministic(wireNow)),
+		edge.WithMemoryStore(memstore.NewStore(mems, clock.NewDeterministic(wireNow))))
 	rec2 := &recorder{Transport: serveInMemory(t, mcpserver.New(e, mcpserver.Options{Version: "wire"}))}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -213,7 +215,8 @@ func must[T any](v T, err error) T {
 
 // toolsListBudget bounds the tokens of the tools/list result: every
 // session pays them before its first call.
-const toolsListBudget = 2800
+// 13 tools fit in 3,100 (save_memory and forget_memory cost ~250).
+const toolsListBudget = 3100
 
 // wireCall is one exchange of the transcripts.
 type wireCall struct {
@@ -273,6 +276,14 @@ func TestWireTranscripts(t *testing.T) {
 			map[string]any{"id": "$second"}},
 		{"search_memories", "search_memories by keyword: the decision with its rationale and provenance.", tools.SearchMemories,
 			map[string]any{"query": "why JWT over sessions", "mode": "keyword"}},
+		{"save_memory", "save_memory of a decision: its hash and repo, action saved.", tools.SaveMemory,
+			map[string]any{"kind": "decision", "text": "Rate-limit logins to 5 a minute per account", "rationale": "credential stuffing in the logs", "files": []string{"src/auth/handler.go"}}},
+		{"save_memory_invalid", "save_memory with an unknown kind: -32602 naming the rule.", tools.SaveMemory,
+			map[string]any{"kind": "hunch", "text": "Maybe Redis"}},
+		{"forget_memory", "forget_memory of the saved decision: its hash, repo and when.", tools.ForgetMemory,
+			map[string]any{"hash": memory.Hash("Rate-limit logins to 5 a minute per account")}},
+		{"forget_memory_unknown", "forget_memory of a hash no memory has: 1001 Memory Not Found.", tools.ForgetMemory,
+			map[string]any{"hash": memory.Hash("never said")}},
 		{"prune_conversation", "prune_conversation: a re-read file's first read is superseded.", tools.PruneConversation,
 			map[string]any{"tools": "seed", "tool_calls": []map[string]any{
 				{"id": "call_001", "tool": "read", "params": map[string]any{"filePath": "/src/app.ts"}, "turn": 1, "status": "completed", "output": "export const app = 1", "output_tokens": 6},

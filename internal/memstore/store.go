@@ -80,6 +80,16 @@ func NewStore(kv jetstream.KeyValue, clk clock.Clock) *Store {
 	return &Store{kv: kv, clk: clk}
 }
 
+// Open returns a store over js's MemoriesBucket, which must be
+// provisioned.
+func Open(ctx context.Context, js jetstream.JetStream, clk clock.Clock) (*Store, error) {
+	kv, err := js.KeyValue(ctx, events.MemoriesBucket)
+	if err != nil {
+		return nil, fmt.Errorf("memstore: bucket %s: %w", events.MemoriesBucket, err)
+	}
+	return NewStore(kv, clk), nil
+}
+
 // Stats returns the counters.
 func (s *Store) Stats() StoreStats {
 	return StoreStats{
@@ -107,58 +117,67 @@ func (s *Store) Stats() StoreStats {
 // valid, the error wraps events.ErrMalformed; other errors are the
 // bucket's.
 func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decision, error) {
+	d, _, err := s.PutRevision(ctx, rec)
+	return d, err
+}
+
+// PutRevision is Put, also returning the bucket revision that holds the
+// decision: the one written, or the one read when nothing was written. A
+// reader waiting for it sees the memory as Put left it.
+func (s *Store) PutRevision(ctx context.Context, rec events.MemoryRecord) (memory.Decision, uint64, error) {
 	r := rec
 	r.Hash = memory.Hash(r.Content)
 	r.Extractions = 1
 	if err := r.Validate(); err != nil {
-		return memory.Decision{}, err
+		return memory.Decision{}, 0, err
 	}
 	key := events.MemoryKey(r.Repo, r.Hash)
 	for range maxCASAttempts {
 		data, err := events.Encode(r)
 		if err != nil {
-			return memory.Decision{}, err
+			return memory.Decision{}, 0, err
 		}
-		if _, err := s.kv.Create(ctx, key, data); err == nil {
+		if rev, err := s.kv.Create(ctx, key, data); err == nil {
 			s.inserted.Add(1)
-			return memory.Decision{Action: memory.ActionInsert, Reason: memory.ReasonUniqueHash, Hash: r.Hash, Match: -1}, nil
+			return memory.Decision{Action: memory.ActionInsert, Reason: memory.ReasonUniqueHash, Hash: r.Hash, Match: -1}, rev, nil
 		} else if !isConflict(err) {
-			return memory.Decision{}, fmt.Errorf("memstore: create memory %s: %w", key, err)
+			return memory.Decision{}, 0, fmt.Errorf("memstore: create memory %s: %w", key, err)
 		}
 		e, err := s.kv.Get(ctx, key)
 		if isNotFound(err) {
 			continue // deleted between the two: create again
 		}
 		if err != nil {
-			return memory.Decision{}, fmt.Errorf("memstore: get memory %s: %w", key, err)
+			return memory.Decision{}, 0, fmt.Errorf("memstore: get memory %s: %w", key, err)
 		}
 		cur, err := events.DecodeMemoryRecord(e.Value())
 		if err != nil {
 			if errors.Is(err, events.ErrUnsupportedVersion) {
-				return memory.Decision{}, fmt.Errorf("memstore: memory %s was written by a newer release: upgrade this process: %w", key, err)
+				return memory.Decision{}, 0, fmt.Errorf("memstore: memory %s was written by a newer release: upgrade this process: %w", key, err)
 			}
 			// An unreadable record is replaced by this one.
 			next := r
-			if err := s.write(ctx, key, next, e.Revision()); err != nil {
+			rev, err := s.write(ctx, key, next, e.Revision())
+			if err != nil {
 				if isConflict(err) {
 					s.conflicts.Add(1)
 					continue
 				}
-				return memory.Decision{}, err
+				return memory.Decision{}, 0, err
 			}
 			s.inserted.Add(1)
-			return memory.Decision{Action: memory.ActionInsert, Reason: memory.ReasonUniqueHash, Hash: r.Hash, Match: -1}, nil
+			return memory.Decision{Action: memory.ActionInsert, Reason: memory.ReasonUniqueHash, Hash: r.Hash, Match: -1}, rev, nil
 		}
 		if !cur.Forgotten.IsZero() {
 			s.forgotten.Add(1)
 			return memory.Decision{Action: memory.ActionSkip, Reason: ReasonForgotten, Hash: r.Hash, Match: 0,
-				ExistingConfidence: cur.Confidence, NewConfidence: r.Confidence}, nil
+				ExistingConfidence: cur.Confidence, NewConfidence: r.Confidence}, e.Revision(), nil
 		}
 		d := memory.DecideDuplicate(r.Memory, []memory.Memory{cur.Memory})
 		if cur.Batch == r.Batch {
 			s.sameBatch.Add(1)
 			return memory.Decision{Action: memory.ActionSkip, Reason: ReasonSameBatch, Hash: r.Hash, Match: 0,
-				ExistingConfidence: cur.Confidence, NewConfidence: r.Confidence}, nil
+				ExistingConfidence: cur.Confidence, NewConfidence: r.Confidence}, e.Revision(), nil
 		}
 		next := cur
 		next.Extractions++
@@ -174,12 +193,13 @@ func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decisi
 				next.Outcome = r.Outcome
 			}
 		}
-		if err := s.write(ctx, key, next, e.Revision()); err != nil {
+		rev, err := s.write(ctx, key, next, e.Revision())
+		if err != nil {
 			if isConflict(err) {
 				s.conflicts.Add(1)
 				continue
 			}
-			return memory.Decision{}, err
+			return memory.Decision{}, 0, err
 		}
 		switch {
 		case d.Action == memory.ActionUpdate:
@@ -191,63 +211,65 @@ func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decisi
 			s.skippedLower.Add(1)
 			s.seenAgain.Add(1)
 		}
-		return d, nil
+		return d, rev, nil
 	}
-	return memory.Decision{}, fmt.Errorf("%w: memory %s", ErrContended, key)
+	return memory.Decision{}, 0, fmt.Errorf("%w: memory %s", ErrContended, key)
 }
 
 // Forget replaces the memory of repo and hash with its tombstone: the
 // kind, repo and times stay, the words, rationale and files go, and
 // Forgotten is set to at. Every edge drops it from search, scenes and
 // hook context; Put never writes it again. Forgetting a forgotten memory
-// changes nothing and returns its tombstone. A memory the bucket does not
-// hold is ErrNotFound.
-func (s *Store) Forget(ctx context.Context, repo, hash string, at time.Time) (events.MemoryRecord, error) {
+// changes nothing and returns its tombstone. The revision returned holds
+// the tombstone. A memory the bucket does not hold is ErrNotFound.
+func (s *Store) Forget(ctx context.Context, repo, hash string, at time.Time) (events.MemoryRecord, uint64, error) {
 	key := events.MemoryKey(repo, hash)
 	for range maxCASAttempts {
 		e, err := s.kv.Get(ctx, key)
 		if isNotFound(err) {
-			return events.MemoryRecord{}, fmt.Errorf("%w: %s", ErrNotFound, key)
+			return events.MemoryRecord{}, 0, fmt.Errorf("%w: %s", ErrNotFound, key)
 		}
 		if err != nil {
-			return events.MemoryRecord{}, fmt.Errorf("memstore: get memory %s: %w", key, err)
+			return events.MemoryRecord{}, 0, fmt.Errorf("memstore: get memory %s: %w", key, err)
 		}
 		cur, err := events.DecodeMemoryRecord(e.Value())
 		if err != nil && errors.Is(err, events.ErrUnsupportedVersion) {
-			return events.MemoryRecord{}, fmt.Errorf("memstore: memory %s was written by a newer release: upgrade this process: %w", key, err)
+			return events.MemoryRecord{}, 0, fmt.Errorf("memstore: memory %s was written by a newer release: upgrade this process: %w", key, err)
 		}
 		if err == nil && !cur.Forgotten.IsZero() {
-			return cur, nil
+			return cur, e.Revision(), nil
 		}
 		tomb := events.MemoryRecord{Hash: hash, Forgotten: at.UTC()}
 		tomb.Repo, tomb.Kind, tomb.CreatedAt, tomb.UpdatedAt = repo, cur.Kind, cur.CreatedAt, at.UTC()
 		if !tomb.Kind.Valid() {
 			tomb.Kind = memory.KindFact // an unreadable record: its kind is lost with it
 		}
-		if err := s.write(ctx, key, tomb, e.Revision()); err != nil {
+		rev, err := s.write(ctx, key, tomb, e.Revision())
+		if err != nil {
 			if isConflict(err) {
 				s.conflicts.Add(1)
 				continue
 			}
-			return events.MemoryRecord{}, err
+			return events.MemoryRecord{}, 0, err
 		}
-		return tomb, nil
+		return tomb, rev, nil
 	}
-	return events.MemoryRecord{}, fmt.Errorf("%w: memory %s", ErrContended, key)
+	return events.MemoryRecord{}, 0, fmt.Errorf("%w: memory %s", ErrContended, key)
 }
 
-func (s *Store) write(ctx context.Context, key string, r events.MemoryRecord, rev uint64) error {
+func (s *Store) write(ctx context.Context, key string, r events.MemoryRecord, rev uint64) (uint64, error) {
 	data, err := events.Encode(r)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := s.kv.Update(ctx, key, data, rev); err != nil {
+	next, err := s.kv.Update(ctx, key, data, rev)
+	if err != nil {
 		if isConflict(err) {
-			return err
+			return 0, err
 		}
-		return fmt.Errorf("memstore: update memory %s: %w", key, err)
+		return 0, fmt.Errorf("memstore: update memory %s: %w", key, err)
 	}
-	return nil
+	return next, nil
 }
 
 // Get returns the stored record of repo and hash; found is false when

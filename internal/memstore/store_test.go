@@ -139,7 +139,7 @@ func TestForgetKeepsATombstoneThatPutRespects(t *testing.T) {
 	h := memory.Hash(text)
 
 	at := day1.Add(time.Hour)
-	tomb, err := s.Forget(ctx, "app", h, at)
+	tomb, _, err := s.Forget(ctx, "app", h, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +165,10 @@ func TestForgetKeepsATombstoneThatPutRespects(t *testing.T) {
 	if again, _, _ := s.Get(ctx, "app", h); again.Content != "" || !again.Forgotten.Equal(at) {
 		t.Errorf("a put brought the memory back: %+v", again)
 	}
-	if twice, err := s.Forget(ctx, "app", h, at.Add(time.Hour)); err != nil || !twice.Forgotten.Equal(at) {
+	if twice, _, err := s.Forget(ctx, "app", h, at.Add(time.Hour)); err != nil || !twice.Forgotten.Equal(at) {
 		t.Errorf("forgetting again: %+v %v, want the first tombstone", twice, err)
 	}
-	if _, err := s.Forget(ctx, "app", memory.Hash("never said"), at); !errors.Is(err, ErrNotFound) {
+	if _, _, err := s.Forget(ctx, "app", memory.Hash("never said"), at); !errors.Is(err, ErrNotFound) {
 		t.Errorf("forgetting an unknown memory: %v, want ErrNotFound", err)
 	}
 	if st := s.Stats(); st.Forgotten != 2 {

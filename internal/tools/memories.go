@@ -10,8 +10,62 @@ import (
 // auto-supersede over a conversation the caller sends, keeping no state.
 const (
 	SearchMemories    = "search_memories"
+	SaveMemory        = "save_memory"
+	ForgetMemory      = "forget_memory"
 	PruneConversation = "prune_conversation"
 )
+
+// SaveMemoryArgs are save_memory's arguments: what an agent wants later
+// sessions to know, written through the path extracted memories take
+// (validation, the secret guard, the dedup hash, compare-and-set) without
+// an LLM or a budget. It needs no retry key: the same words are one
+// memory, so a retry stores nothing new.
+type SaveMemoryArgs struct {
+	Kind      string   `json:"kind"`
+	Text      string   `json:"text"`
+	Rationale string   `json:"rationale,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	Repo      string   `json:"repo,omitempty"`
+}
+
+// SavedConfidence is the confidence of a memory an agent saves: above
+// what extraction gives a remark found in a transcript, since the agent
+// chose to record it, and below certainty.
+const SavedConfidence = 0.9
+
+// SaveMemoryResult is save_memory's result. Action is "saved" (a new
+// memory), "updated" (the same words were known with less confidence),
+// "unchanged" (known already) or
+// "forgotten" (the words were forgotten and stay so).
+type SaveMemoryResult struct {
+	Hash   string `json:"hash"`
+	Repo   string `json:"repo"`
+	Kind   string `json:"kind"`
+	Action string `json:"action"`
+}
+
+// ForgetMemoryArgs are forget_memory's arguments: the memory's hash, as
+// search_memories reports it.
+type ForgetMemoryArgs struct {
+	Hash string `json:"hash"`
+	Repo string `json:"repo,omitempty"`
+}
+
+// ForgetMemoryResult is forget_memory's result; Forgotten is when (RFC
+// 3339), the first time if it was forgotten before.
+type ForgetMemoryResult struct {
+	Hash      string `json:"hash"`
+	Repo      string `json:"repo"`
+	Forgotten string `json:"forgotten"`
+}
+
+// MemoryNotFound is error 1001 for a hash no memory of repo has.
+func MemoryNotFound(repo, hash string) *Error {
+	return &Error{Code: CodeFileNotFound, Message: "Memory Not Found", Data: map[string]any{
+		"error": "MemoryNotFound", "hash": hash, "repo": repo,
+		"suggestion": "Take the hash from a search_memories hit, and its repo",
+	}}
+}
 
 // SearchMemoriesArgs are search_memories's arguments.
 type SearchMemoriesArgs struct {

@@ -193,6 +193,35 @@ var definitions = []*Definition{
 }`),
 	},
 	{
+		Name:        SaveMemory,
+		Description: "Remember a decision, fact, preference, open question or experience for later sessions (search_memories finds it). Returns its hash.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "kind": {"type": "string", "enum": ["decision", "rationale", "fact", "preference", "open_question", "experience"]},
+    "text": {"type": "string", "minLength": 1, "maxLength": 2000},
+    "rationale": {"type": "string", "maxLength": 2000},
+    "files": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 500}, "maxItems": 50},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
+  },
+  "required": ["kind", "text"],
+  "additionalProperties": false
+}`),
+	},
+	{
+		Name:        ForgetMemory,
+		Description: "Forget a memory by its search_memories hash: gone from search, scenes and hooks, never extracted again.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
+  },
+  "required": ["hash"],
+  "additionalProperties": false
+}`),
+	},
+	{
 		Name:        PruneConversation,
 		Description: "Find the tool results of a conversation that later calls made stale (repeated calls, files written after a read, older todo lists) and return the conversation with them replaced by short markers, with the tokens saved. Send one of tool_calls and messages. Stateless.",
 		InputSchema: json.RawMessage(`{

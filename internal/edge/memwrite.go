@@ -1,0 +1,146 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cuedeck/cuedeck/internal/access"
+	"github.com/cuedeck/cuedeck/internal/memstore"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/guard"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// WithMemoryStore serves save_memory and forget_memory, writing through
+// st into the cue_memories bucket the edge's materialiser follows.
+func WithMemoryStore(st *memstore.Store) Option { return func(e *Edge) { e.memories = st } }
+
+// ProviderAgent names memories an agent saved itself, where extracted
+// ones name their LLM or "rules".
+const ProviderAgent = "agent"
+
+// appliedWait bounds how long a memory write waits for this edge to
+// apply it, so that the caller's next search_memories finds it. The
+// write is durable before the wait; a lagging edge only delays it.
+const appliedWait = 2 * time.Second
+
+// memoryRepo resolves the repo of a memory write: the one named, else
+// the edge's default; either must be one the caller may read.
+func (e *Edge) memoryRepo(ctx context.Context, tool, named string) (string, error) {
+	id := access.FromContext(ctx)
+	repo := named
+	if repo == "" {
+		repo = e.defaultRepo
+	}
+	switch {
+	case repo == "":
+		return "", tools.InvalidParams(tool, "repo: this edge has no default repo; name the repo the memory belongs to")
+	case !id.MayRead(repo):
+		e.refused(id, tool, "repo not readable by this client", "repo", repo)
+		return "", tools.InvalidParams(tool, fmt.Sprintf("repo %q: not a repo this client may read; name one of its repos", repo))
+	}
+	return repo, nil
+}
+
+// saveMemory stores what an agent asked to remember as the extractor
+// stores what it finds: secrets redacted, keyed by the dedup hash of the
+// words, decided against the memory already there by compare-and-set.
+// The same words saved again stay one memory; words once forgotten stay
+// forgotten.
+func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	valid, err := tools.Validate(tools.SaveMemory, raw)
+	if err != nil {
+		return nil, err
+	}
+	a, err := decodeArgs[tools.SaveMemoryArgs](tools.SaveMemory, valid)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.Text) == "" {
+		return nil, tools.InvalidParams(tools.SaveMemory, "text: write what to remember, not only spaces")
+	}
+	repo, err := e.memoryRepo(ctx, tools.SaveMemory, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	now := e.clock.Now().UTC()
+	rec := events.MemoryRecord{
+		Memory: memory.Memory{
+			Kind: memory.Kind(a.Kind), Confidence: tools.SavedConfidence, Repo: repo,
+			Session: access.FromContext(ctx).Session, Provider: ProviderAgent, CreatedAt: now, UpdatedAt: now,
+		},
+		// Each save is its own batch: saving known words again counts
+		// as the memory said again.
+		Batch: "save_memory:" + uuid.NewString(),
+	}
+	rec.Content, _ = guard.Redact(strings.TrimSpace(a.Text))
+	rec.Rationale, _ = guard.Redact(strings.TrimSpace(a.Rationale))
+	for _, f := range a.Files {
+		f, _ = guard.Redact(f)
+		rec.FilesTouched = append(rec.FilesTouched, f)
+	}
+	d, rev, err := e.memories.PutRevision(ctx, rec)
+	if errors.Is(err, events.ErrMalformed) {
+		return nil, tools.InvalidParams(tools.SaveMemory, err.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.awaitMemory(ctx, rev)
+	action := "unchanged"
+	switch {
+	case d.Action == memory.ActionInsert:
+		action = "saved"
+	case d.Action == memory.ActionUpdate:
+		action = "updated"
+	case d.Reason == memstore.ReasonForgotten:
+		action = "forgotten"
+	}
+	return json.Marshal(tools.SaveMemoryResult{Hash: d.Hash, Repo: repo, Kind: a.Kind, Action: action})
+}
+
+// forgetMemory replaces a memory with its tombstone (memstore.Forget):
+// every edge drops it from search, scenes and hook context. An unknown
+// hash is MemoryNotFound (1001); forgetting twice answers the first time.
+func (e *Edge) forgetMemory(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	valid, err := tools.Validate(tools.ForgetMemory, raw)
+	if err != nil {
+		return nil, err
+	}
+	a, err := decodeArgs[tools.ForgetMemoryArgs](tools.ForgetMemory, valid)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.memoryRepo(ctx, tools.ForgetMemory, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	tomb, rev, err := e.memories.Forget(ctx, repo, a.Hash, e.clock.Now())
+	if errors.Is(err, memstore.ErrNotFound) {
+		return nil, tools.MemoryNotFound(repo, a.Hash)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.awaitMemory(ctx, rev)
+	e.logger.Info("memory forgotten", "repo", repo, "hash", a.Hash, "client", access.FromContext(ctx).Client)
+	return json.Marshal(tools.ForgetMemoryResult{Hash: a.Hash, Repo: repo, Forgotten: tomb.Forgotten.UTC().Format(time.RFC3339)})
+}
+
+// awaitMemory waits, at most appliedWait, until this edge has applied
+// the cue_memories revision rev.
+func (e *Edge) awaitMemory(ctx context.Context, rev uint64) {
+	if e.m == nil || rev == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, appliedWait)
+	defer cancel()
+	_ = e.m.WaitMemoryRevision(wctx, rev)
+}

@@ -1,0 +1,148 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cuedeck/cuedeck/internal/access"
+	"github.com/cuedeck/cuedeck/internal/memstore"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/clock"
+	"github.com/cuedeck/cuedeck/pkg/core/guard"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// writerEdge is an edge over r's materialiser that writes memories into
+// the harness's bucket.
+func (h *harness) writerEdge(r *running) (*Edge, *memstore.Store) {
+	st := memstore.NewStore(h.mkv, clock.NewDeterministic(memNow))
+	return New(r.m, testLogger(h.t), WithClock(clock.NewDeterministic(memNow)), WithDefaultRepo("app"), WithMemoryStore(st)), st
+}
+
+func callJSON[T any](t *testing.T, ctx context.Context, e *Edge, tool string, args any) (T, error) {
+	t.Helper()
+	var out T
+	b, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := e.Call(ctx, tool, b)
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	return out, err
+}
+
+// An agent's saved memory is found by the next search on its edge,
+// redacted, as one memory however often it is saved; forgotten on one
+// edge it leaves search on another as soon as that one has applied the
+// tombstone, and neither an extraction of the same words nor a save
+// brings it back.
+func TestSaveAndForgetMemory(t *testing.T) {
+	h := newHarness(t)
+	r1, r2 := h.start(""), h.start("")
+	e1, st := h.writerEdge(r1)
+	e2, _ := h.writerEdge(r2)
+	ctx := context.Background()
+
+	text := "Keep the retry budget at 3 attempts; the deploy token is ghp_Z8m2Qx7Lk4Rt9Vb3Nc6Hy1Wd5Fg0Js8Pa2Ue"
+	saved, err := callJSON[tools.SaveMemoryResult](t, ctx, e1, tools.SaveMemory, map[string]any{
+		"kind": "decision", "text": text, "rationale": "more attempts doubled the p99", "files": []string{"internal/retry/retry.go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Action != "saved" || saved.Repo != "app" || len(saved.Hash) != 64 {
+		t.Fatalf("save_memory: %+v", saved)
+	}
+	hits := searchMem(t, e1, map[string]any{"query": "retry budget attempts", "mode": "keyword"})
+	if len(hits) != 1 || hits[0].Hash != saved.Hash || hits[0].Kind != "decision" || hits[0].Confidence != tools.SavedConfidence {
+		t.Fatalf("the saved memory is not the edge's next answer: %+v", hits)
+	}
+	if strings.Contains(hits[0].Content, "ghp_Z8m2Qx7Lk4") || !slices.Equal(hits[0].FilesTouched, []string{"internal/retry/retry.go"}) {
+		t.Errorf("saved memory as served: %+v", hits[0])
+	}
+	if h := hits[0]; h.Rationale != "more attempts doubled the p99" {
+		t.Errorf("rationale %q", h.Rationale)
+	}
+
+	for _, again := range []map[string]any{
+		{"kind": "decision", "text": text},               // a retry
+		{"kind": "decision", "text": "  " + text + "\n"}, // the same words again
+	} {
+		res, err := callJSON[tools.SaveMemoryResult](t, ctx, e1, tools.SaveMemory, again)
+		if err != nil || res.Hash != saved.Hash || res.Action != "unchanged" {
+			t.Errorf("saving %v again: %+v %v, want the same memory unchanged", again, res, err)
+		}
+	}
+	if rec, _, err := st.Get(ctx, "app", saved.Hash); err != nil || rec.Extractions != 3 {
+		t.Errorf("after three saves of the same words: %+v %v, want them counted", rec, err)
+	}
+
+	var te *tools.Error
+	for _, bad := range []map[string]any{
+		{"kind": "decision", "text": "   "},
+		{"kind": "mood", "text": "x"},
+		{"kind": "fact"},
+		{"kind": "fact", "text": "x", "request_id": "r-1"},
+		{"kind": "fact", "text": "x", "repo": "web"}, // not readable by the caller below
+	} {
+		_, err := callJSON[tools.SaveMemoryResult](t, access.WithIdentity(ctx, access.Identity{Client: "c", Repos: []string{"app"}}), e1, tools.SaveMemory, bad)
+		if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+			t.Errorf("save_memory %v: %v, want -32602", bad, err)
+		}
+	}
+
+	forgot, err := callJSON[tools.ForgetMemoryResult](t, ctx, e1, tools.ForgetMemory, map[string]any{"hash": saved.Hash})
+	if err != nil || forgot.Hash != saved.Hash || forgot.Forgotten == "" {
+		t.Fatalf("forget_memory: %+v %v", forgot, err)
+	}
+	if hits := searchMem(t, e1, map[string]any{"query": "retry budget attempts", "mode": "keyword"}); len(hits) != 0 {
+		t.Errorf("the forgetting edge still serves it: %+v", hits)
+	}
+	rec, _, err := st.Get(ctx, "app", saved.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tomb, err := h.mkv.Get(ctx, events.MemoryKey("app", saved.Hash))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.waitMemories(tomb.Revision())
+	if hits := searchMem(t, e2, map[string]any{"query": "retry budget attempts", "mode": "keyword"}); len(hits) != 0 {
+		t.Errorf("the other edge still serves it: %+v", hits)
+	}
+	if rec.Content != "" || rec.Rationale != "" {
+		t.Errorf("the tombstone keeps the words: %+v", rec)
+	}
+
+	// The extractor meets the same words in a transcript; an agent saves
+	// them again: it stays forgotten.
+	redacted, _ := guard.Redact(text) // as the extractor stores what it finds
+	ex := memRec("app", memory.KindDecision, redacted, "", "sess-9", "", nil, 0.95, 1, memNow)
+	if d, err := st.Put(ctx, ex); err != nil || d.Reason != memstore.ReasonForgotten {
+		t.Errorf("extracting forgotten words: %+v %v", d, err)
+	}
+	if res, err := callJSON[tools.SaveMemoryResult](t, ctx, e2, tools.SaveMemory, map[string]any{"kind": "decision", "text": text}); err != nil || res.Action != "forgotten" {
+		t.Errorf("saving forgotten words: %+v %v", res, err)
+	}
+	if hits := searchMem(t, e2, map[string]any{"query": "retry budget attempts", "mode": "keyword"}); len(hits) != 0 {
+		t.Errorf("forgotten words came back: %+v", hits)
+	}
+
+	if again, err := callJSON[tools.ForgetMemoryResult](t, ctx, e2, tools.ForgetMemory, map[string]any{"hash": saved.Hash}); err != nil || again.Forgotten != forgot.Forgotten {
+		t.Errorf("forgetting twice: %+v %v, want the first time", again, err)
+	}
+	_, err = callJSON[tools.ForgetMemoryResult](t, ctx, e1, tools.ForgetMemory, map[string]any{"hash": memory.Hash("never said")})
+	if !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Errorf("forgetting an unknown memory: %v, want 1001", err)
+	}
+	_, err = callJSON[tools.ForgetMemoryResult](t, ctx, e1, tools.ForgetMemory, map[string]any{"hash": "abc"})
+	if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+		t.Errorf("forgetting a malformed hash: %v, want -32602", err)
+	}
+}
