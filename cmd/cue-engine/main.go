@@ -34,6 +34,9 @@ Usage:
   cue tasks  show ID | start ID | done ID | dep add|rm ID DEP
                                 one task with its links; start or finish it; add or remove the edge
                                 ID → DEP (a cycle exits 2) — written through the task log
+  cue memories search QUERY | list | show HASH | forget HASH  [--kind K] [--repo R] [--json]
+                                what agents remembered: ranked, newest first, one whole; forget one
+                                (a tombstone: extraction does not bring it back)
   cue status [--verbose] [--json]
                                 totals, rates and ETAs of indexing and vectors; what is skipped, lagging, dead-lettered
   cue down                      stop this workspace's daemon gracefully
@@ -102,6 +105,8 @@ func run(args []string) error {
 		return cmdTasks(rest)
 	case "search":
 		return cmdSearch(rest)
+	case "memories":
+		return cmdMemories(rest)
 	case "status":
 		return cmdStatus(rest)
 	case "down":

@@ -54,22 +54,25 @@ func cmdTasks(args []string) error {
 	return fmt.Errorf("cue tasks %s: unknown; %s", verb, tasksUsage)
 }
 
-// tasksCaller calls the running daemon's tools; none running is an error
-// that says how to start one.
-func tasksCaller(c *common) (tools.Caller, func(), error) {
+// tasksCaller calls the running daemon's tools for cue tasks.
+func tasksCaller(c *common) (tools.Caller, func(), error) { return daemonCaller(c, "cue tasks") }
+
+// daemonCaller calls the running daemon's tools for command; none running
+// is an error that says how to start one.
+func daemonCaller(c *common, command string) (tools.Caller, func(), error) {
 	ws, err := c.findWorkspace()
 	if err != nil {
 		return nil, nil, err
 	}
 	info, err := ws.ReadDaemonInfo()
 	if err != nil {
-		return nil, nil, fmt.Errorf("cue tasks works on the task board of the running daemon, and none runs for %s: start it with `cue up --detach` (%w)", ws.Root, err)
+		return nil, nil, fmt.Errorf("%s works through the running daemon, and none runs for %s: start it with `cue up --detach` (%w)", command, ws.Root, err)
 	}
 	cfg, err := ws.LoadConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	return dialDaemon(info, envOr("CUE_TOKEN", cfg.MCP.QueryToken), "cue-tasks")
+	return dialDaemon(info, envOr("CUE_TOKEN", cfg.MCP.QueryToken), strings.ReplaceAll(command, " ", "-"))
 }
 
 // dialDaemon connects to the daemon info describes and returns a caller

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -46,4 +47,26 @@ func (e *Edge) ListMemories(ctx context.Context, f *tools.MemoryFilters, limit i
 	}
 	s.mu.RUnlock()
 	return out, nil
+}
+
+// listMemoriesTool answers list_memories, the CLI's listing: ListMemories
+// with the arguments as JSON, or the memories whose hash starts with Hash
+// (the CLI prints the first 12 digits).
+func (e *Edge) listMemoriesTool(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	var a tools.ListMemoriesArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, tools.InvalidParams(tools.ListMemories, err.Error())
+	}
+	limit := a.Limit
+	if a.Hash != "" {
+		limit = 0
+	}
+	hits, err := e.ListMemories(ctx, a.Filters, limit)
+	if err != nil {
+		return nil, err
+	}
+	if a.Hash != "" {
+		hits = slices.DeleteFunc(hits, func(h tools.MemoryHit) bool { return !strings.HasPrefix(h.Hash, a.Hash) })
+	}
+	return json.Marshal(hits)
 }

@@ -81,7 +81,8 @@ var errShuttingDown = &tools.Error{
 	Data:    map[string]any{"suggestion": "Retry: another edge may answer."},
 }
 
-// Serve answers the calls of every tool in tools.Definitions with caller,
+// Serve answers the calls of every tool in tools.Definitions, and of
+// tools.ListMemories, with caller,
 // as the micro service ServiceName in queue group QueueGroup, one endpoint
 // per tool on subject <prefix>.<tool>. It blocks until ctx is cancelled,
 // then stops the service, lets the calls in flight finish and returns nil.
@@ -109,7 +110,8 @@ func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options
 	if err != nil {
 		return err
 	}
-	names := []string{}
+	// list_memories is no MCP tool but `cue memories` lists through it.
+	names := []string{tools.ListMemories}
 	for _, d := range tools.Definitions() {
 		names = append(names, d.Name)
 	}

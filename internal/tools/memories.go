@@ -15,6 +15,20 @@ const (
 	PruneConversation = "prune_conversation"
 )
 
+// ListMemories lists memories without a query, newest first: what `cue
+// memories list` and `show` call through the daemon's query service. It
+// is not an MCP tool (tools/list does not carry it): an agent searches.
+const ListMemories = "list_memories"
+
+// ListMemoriesArgs are list_memories's arguments: search_memories's
+// filters, at most Limit memories (all when 0), and Hash to ask for the
+// memories whose hash starts with it.
+type ListMemoriesArgs struct {
+	Filters *MemoryFilters `json:"filters,omitempty"`
+	Limit   int            `json:"limit,omitempty"`
+	Hash    string         `json:"hash,omitempty"`
+}
+
 // SaveMemoryArgs are save_memory's arguments: what an agent wants later
 // sessions to know, written through the path extracted memories take
 // (validation, the secret guard, the dedup hash, compare-and-set) without
