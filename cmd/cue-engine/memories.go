@@ -14,8 +14,8 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
-const memoriesUsage = `usage: cue memories search QUERY [--mode keyword|semantic|hybrid] [--kind K] [--repo R] [--limit N] [--json]
-       cue memories list [--kind K] [--repo R] [--since 2w] [--limit N] [--json]
+const memoriesUsage = `usage: cue memories search QUERY [--mode keyword|semantic|hybrid] [--kind K] [--repo R] [--limit N] [--all] [--json]
+       cue memories list [--kind K] [--repo R] [--since 2w] [--limit N] [--all] [--json]
        cue memories show HASH [--json]
        cue memories forget HASH [--repo R]`
 
@@ -64,6 +64,7 @@ func memoriesFind(verb string, args []string) error {
 	limit := fs.Int("limit", 20, "memories to print")
 	mode := fs.String("mode", "", "keyword, semantic or hybrid (search; default hybrid)")
 	asJSON := fs.Bool("json", false, "print the memories as search_memories' hits in JSON")
+	history := fs.Bool("all", false, "also memories later ones superseded")
 	words, err := positional(fs, args)
 	if err != nil {
 		return err
@@ -83,9 +84,9 @@ func memoriesFind(verb string, args []string) error {
 	}
 	var out json.RawMessage
 	if verb == "search" {
-		out, err = callDaemonTool(caller, tools.SearchMemories, tools.SearchMemoriesArgs{Query: query, Mode: *mode, Limit: min(max(*limit, 1), 50), Filters: filters})
+		out, err = callDaemonTool(caller, tools.SearchMemories, tools.SearchMemoriesArgs{Query: query, Mode: *mode, Limit: min(max(*limit, 1), 50), Filters: filters, IncludeSuperseded: *history})
 	} else {
-		out, err = callDaemonTool(caller, tools.ListMemories, tools.ListMemoriesArgs{Filters: filters, Limit: max(*limit, 0)})
+		out, err = callDaemonTool(caller, tools.ListMemories, tools.ListMemoriesArgs{Filters: filters, Limit: max(*limit, 0), IncludeSuperseded: *history})
 	}
 	if err != nil {
 		return fmt.Errorf("cue memories %s: %w", verb, err)
@@ -150,6 +151,12 @@ func memoriesShow(args []string) error {
 	}
 	if len(m.FilesTouched) > 0 {
 		fmt.Fprintf(tw, "files\t%s\n", strings.Join(m.FilesTouched, ", "))
+	}
+	if len(m.Supersedes) > 0 {
+		fmt.Fprintf(tw, "supersedes\t%s\n", strings.Join(m.Supersedes, ", "))
+	}
+	if len(m.SupersededBy) > 0 {
+		fmt.Fprintf(tw, "superseded by\t%s\n", strings.Join(m.SupersededBy, ", "))
 	}
 	by := m.Provider
 	if m.Model != "" {
@@ -231,7 +238,11 @@ func memoryByHash(caller tools.Caller, verb, prefix string) (tools.MemoryHit, er
 func printMemories(w io.Writer, hits []tools.MemoryHit) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, m := range hits {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Hash[:min(12, len(m.Hash))], m.Kind, m.UpdatedAt.UTC().Format(time.DateOnly), oneLine(m.Content))
+		words := oneLine(m.Content)
+		if len(m.SupersededBy) > 0 {
+			words = "(superseded) " + words
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Hash[:min(12, len(m.Hash))], m.Kind, m.UpdatedAt.UTC().Format(time.DateOnly), words)
 	}
 	return tw.Flush()
 }

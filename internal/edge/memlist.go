@@ -10,13 +10,20 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
-// ListMemories returns the newest memories that pass f and that the
+// ListMemories returns the newest current memories (none a later one
+// superseded) that pass f and that the
 // identity in ctx may read, newest update first, at most limit of them
 // (all when limit ≤ 0), with every text passed through the guard. It is
 // the dashboard's timeline: search_memories ranks by a query, this lists
 // without one. A bad filter is an InvalidParams error as search_memories
 // returns it.
 func (e *Edge) ListMemories(ctx context.Context, f *tools.MemoryFilters, limit int) ([]tools.MemoryHit, error) {
+	return e.listMemories(ctx, f, limit, false)
+}
+
+// listMemories is ListMemories, with the memories later ones superseded
+// when includeSuperseded (left out otherwise).
+func (e *Edge) listMemories(ctx context.Context, f *tools.MemoryFilters, limit int, includeSuperseded bool) ([]tools.MemoryHit, error) {
 	if e.m == nil {
 		return []tools.MemoryHit{}, nil
 	}
@@ -28,7 +35,7 @@ func (e *Edge) ListMemories(ctx context.Context, f *tools.MemoryFilters, limit i
 	s.mu.RLock()
 	entries := make([]*memEntry, 0, len(s.byKey))
 	for k, me := range s.byKey {
-		if allow == nil || allow[k] {
+		if (allow == nil || allow[k]) && (includeSuperseded || !s.supersededLocked(k)) {
 			entries = append(entries, me)
 		}
 	}
@@ -44,6 +51,7 @@ func (e *Edge) ListMemories(ctx context.Context, f *tools.MemoryFilters, limit i
 	out := make([]tools.MemoryHit, len(entries))
 	for i, me := range entries {
 		out[i] = memoryHit(&me.rec, 0)
+		out[i].SupersededBy = s.supersedersLocked(me.key)
 	}
 	s.mu.RUnlock()
 	return out, nil
@@ -61,7 +69,7 @@ func (e *Edge) listMemoriesTool(ctx context.Context, raw json.RawMessage) (json.
 	if a.Hash != "" {
 		limit = 0
 	}
-	hits, err := e.ListMemories(ctx, a.Filters, limit)
+	hits, err := e.listMemories(ctx, a.Filters, limit, a.IncludeSuperseded || a.Hash != "")
 	if err != nil {
 		return nil, err
 	}

@@ -53,9 +53,12 @@ type memState struct {
 	bySession map[string]map[string]struct{}
 	// byBase indexes touched files by their last path element, so a
 	// path-suffix filter looks at a few memories, not all.
-	byBase      map[string]map[string]struct{}
-	undecodable uint64
-	applied     uint64
+	byBase map[string]map[string]struct{}
+	// supersededBy maps a memory's key to the keys of the live memories
+	// that supersede it: a key with any is history, not current.
+	supersededBy map[string]map[string]struct{}
+	undecodable  uint64
+	applied      uint64
 
 	index *search.Index
 	// vindex holds a vector per memory whose current text it embeds (nil
@@ -76,9 +79,11 @@ func newMemState(dims int) *memState {
 		bySession: make(map[string]map[string]struct{}),
 		byBase:    make(map[string]map[string]struct{}),
 		index:     search.NewIndex(),
-		vecText:   make(map[string]string),
-		pending:   make(map[string]struct{}),
-		wake:      make(chan struct{}, 1),
+
+		supersededBy: make(map[string]map[string]struct{}),
+		vecText:      make(map[string]string),
+		pending:      make(map[string]struct{}),
+		wake:         make(chan struct{}, 1),
 	}
 	if dims > 0 {
 		s.vindex = vector.New(dims)
@@ -214,6 +219,9 @@ func (s *memState) putLocked(key string, e *memEntry) {
 	for _, f := range e.rec.FilesTouched {
 		link(s.byBase, fileBase(f), key)
 	}
+	for _, h := range e.rec.Supersedes {
+		link(s.supersededBy, events.MemoryKey(e.rec.Repo, h), key)
+	}
 	if s.vindex == nil || s.vecText[key] == e.text {
 		return // a new confidence or count leaves the vector as it is
 	}
@@ -231,6 +239,39 @@ func (s *memState) unlinkLocked(e *memEntry) {
 	for _, f := range e.rec.FilesTouched {
 		unlink(s.byBase, fileBase(f), e.key)
 	}
+	for _, h := range e.rec.Supersedes {
+		unlink(s.supersededBy, events.MemoryKey(e.rec.Repo, h), e.key)
+	}
+}
+
+// supersededLocked reports whether a live memory supersedes key.
+func (s *memState) supersededLocked(key string) bool { return len(s.supersededBy[key]) > 0 }
+
+// supersedersLocked are the hashes of the live memories superseding key,
+// sorted.
+func (s *memState) supersedersLocked(key string) []string {
+	var out []string
+	for k := range s.supersededBy[key] {
+		if me := s.byKey[k]; me != nil {
+			out = append(out, me.rec.Hash)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// supersededSnapshot copies the keys some live memory supersedes, to
+// filter searches with after the view's lock is released.
+func (s *memState) supersededSnapshot() map[string]struct{} {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]struct{}, len(s.supersededBy))
+	for k, by := range s.supersededBy {
+		if len(by) > 0 {
+			out[k] = struct{}{}
+		}
+	}
+	return out
 }
 
 func link(ix map[string]map[string]struct{}, v, key string) {

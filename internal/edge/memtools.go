@@ -38,7 +38,7 @@ func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.Ra
 	if err != nil {
 		return nil, err
 	}
-	hits, err := e.rankMemories(ctx, a.Query, a.Mode, a.Limit, allow)
+	hits, err := e.rankMemories(ctx, a.Query, a.Mode, a.Limit, allow, a.IncludeSuperseded)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func touchesAny(touched, files []string) bool {
 }
 
 // rankMemories ranks the memories allow admits (all when nil).
-func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, allowed map[string]bool) ([]tools.MemoryHit, error) {
+func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, allowed map[string]bool, includeSuperseded bool) ([]tools.MemoryHit, error) {
 	s := e.m.mems
 	var allow func(string) bool
 	if allowed != nil {
@@ -159,6 +159,17 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 			return []tools.MemoryHit{}, nil
 		}
 		allow = func(id string) bool { return allowed[id] }
+	}
+	if !includeSuperseded {
+		if history := s.supersededSnapshot(); len(history) > 0 {
+			passes := allow
+			allow = func(id string) bool {
+				if _, old := history[id]; old {
+					return false
+				}
+				return passes == nil || passes(id)
+			}
+		}
 	}
 	fallback := ""
 	var qv []float32
@@ -227,6 +238,7 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 			continue
 		}
 		hit := memoryHit(&me.rec, h.Score)
+		hit.SupersededBy = s.supersedersLocked(h.ID)
 		hit.Fallback = fallback
 		if sc, ok := kwScore[h.ID]; ok && sc > search.KeywordFloor {
 			hit.Modes = append(hit.Modes, tools.ModeKeyword)
@@ -303,6 +315,7 @@ func memoryHit(rec *events.MemoryRecord, score float64) tools.MemoryHit {
 		CreatedAt:    rec.CreatedAt,
 		UpdatedAt:    rec.UpdatedAt,
 		Hash:         rec.Hash,
+		Supersedes:   slices.Clone(rec.Supersedes),
 		Score:        math.Round(score*1e6) / 1e6,
 	}
 }
@@ -356,7 +369,7 @@ func (e *Edge) RecentDecisions(repo string, files []string, now time.Time, limit
 	for k := range s.byRepo[repo] {
 		me := s.byKey[k]
 		r := &me.rec
-		if (r.Kind != memory.KindDecision && r.Kind != memory.KindExperience) || !r.UpdatedAt.After(cutoff) {
+		if (r.Kind != memory.KindDecision && r.Kind != memory.KindExperience) || !r.UpdatedAt.After(cutoff) || s.supersededLocked(k) {
 			continue
 		}
 		age := max(now.Sub(r.UpdatedAt), 0)

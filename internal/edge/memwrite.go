@@ -53,7 +53,8 @@ func (e *Edge) memoryRepo(ctx context.Context, tool, named string) (string, erro
 // stores what it finds: secrets redacted, keyed by the dedup hash of the
 // words, decided against the memory already there by compare-and-set.
 // The same words saved again stay one memory; words once forgotten stay
-// forgotten.
+// forgotten. The memories it supersedes must be live memories of the
+// repo (else MemoryNotFound, 1001): they become history.
 func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	valid, err := tools.Validate(tools.SaveMemory, raw)
 	if err != nil {
@@ -86,6 +87,19 @@ func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMes
 		f, _ = guard.Redact(f)
 		rec.FilesTouched = append(rec.FilesTouched, f)
 	}
+	for _, h := range a.Supersedes {
+		if h == memory.Hash(rec.Content) {
+			return nil, tools.InvalidParams(tools.SaveMemory, "supersedes: a memory cannot supersede itself; give the hashes of earlier memories")
+		}
+		old, found, err := e.memories.Get(ctx, repo, h)
+		if err != nil {
+			return nil, err
+		}
+		if !found || !old.Forgotten.IsZero() {
+			return nil, tools.MemoryNotFound(repo, h)
+		}
+	}
+	rec.Supersedes = dedupe(a.Supersedes)
 	d, rev, err := e.memories.PutRevision(ctx, rec)
 	if errors.Is(err, events.ErrMalformed) {
 		return nil, tools.InvalidParams(tools.SaveMemory, err.Error())

@@ -146,3 +146,60 @@ func TestSaveAndForgetMemory(t *testing.T) {
 		t.Errorf("forgetting a malformed hash: %v, want -32602", err)
 	}
 }
+
+// A decision saved as superseding an earlier one leaves the earlier one
+// as history: search_memories, the listing and Recent Decisions serve the
+// later alone, include_superseded shows both with their links both ways,
+// and forgetting the later one makes the earlier current again.
+func TestSaveMemorySupersedes(t *testing.T) {
+	h := newHarness(t)
+	r := h.start("")
+	e, _ := h.writerEdge(r)
+	ctx := context.Background()
+	save := func(args map[string]any) (tools.SaveMemoryResult, error) {
+		return callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, args)
+	}
+	first, err := save(map[string]any{"kind": "decision", "text": "Store user sessions in Redis", "files": []string{"auth/session.go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := save(map[string]any{"kind": "decision", "text": "Store user sessions in Postgres, not Redis", "rationale": "one database to back up",
+		"files": []string{"auth/session.go"}, "supersedes": []string{first.Hash}})
+	if err != nil || second.Action != "saved" {
+		t.Fatalf("saving the reversal: %+v %v", second, err)
+	}
+	hits := searchMem(t, e, map[string]any{"query": "user sessions", "mode": "keyword"})
+	if len(hits) != 1 || hits[0].Hash != second.Hash || !slices.Equal(hits[0].Supersedes, []string{first.Hash}) {
+		t.Fatalf("search after the reversal: %+v, want the later decision alone, naming the earlier", hits)
+	}
+	all := searchMem(t, e, map[string]any{"query": "user sessions", "mode": "keyword", "include_superseded": true})
+	if len(all) != 2 {
+		t.Fatalf("include_superseded: %+v, want both", all)
+	}
+	for _, hit := range all {
+		if hit.Hash == first.Hash && !slices.Equal(hit.SupersededBy, []string{second.Hash}) {
+			t.Errorf("the earlier decision does not name the later: %+v", hit)
+		}
+	}
+	if listed, err := e.ListMemories(ctx, nil, 0); err != nil || len(listed) != 1 || listed[0].Hash != second.Hash {
+		t.Errorf("ListMemories: %+v %v, want the later decision alone", listed, err)
+	}
+	if ds := e.RecentDecisions("app", nil, memNow, 10); len(ds) != 1 || ds[0].Hash != second.Hash {
+		t.Errorf("RecentDecisions: %+v, want the later decision alone", ds)
+	}
+
+	var te *tools.Error
+	if _, err := save(map[string]any{"kind": "fact", "text": "x", "supersedes": []string{memory.Hash("never said")}}); !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Errorf("superseding no memory: %v, want 1001", err)
+	}
+	if _, err := save(map[string]any{"kind": "fact", "text": "y", "supersedes": []string{memory.Hash("y")}}); !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+		t.Errorf("superseding itself: %v, want -32602", err)
+	}
+
+	if _, err := callJSON[tools.ForgetMemoryResult](t, ctx, e, tools.ForgetMemory, map[string]any{"hash": second.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if hits := searchMem(t, e, map[string]any{"query": "user sessions", "mode": "keyword"}); len(hits) != 1 || hits[0].Hash != first.Hash || len(hits[0].SupersededBy) != 0 {
+		t.Errorf("after forgetting the reversal: %+v, want the earlier decision current", hits)
+	}
+}

@@ -112,6 +112,8 @@ func (s *Store) Stats() StoreStats {
 //   - otherwise: skip (equal or lower confidence), but the memory was
 //     said again by another batch, so Extractions+1 and Batch move on.
 //
+// Either way the memories rec supersedes join those the stored one does.
+//
 // A write that loses to another writer reads again and decides again.
 // rec.Extractions is ignored (a new record starts at 1). If rec is not
 // valid, the error wraps events.ErrMalformed; other errors are the
@@ -182,6 +184,7 @@ func (s *Store) PutRevision(ctx context.Context, rec events.MemoryRecord) (memor
 		next := cur
 		next.Extractions++
 		next.Batch = r.Batch
+		next.Supersedes = unionHashes(cur.Supersedes, r.Supersedes)
 		if len(r.ErrorFiles) > 0 {
 			next.ErrorFiles = mergeErrorFiles(r.ErrorFiles, cur.ErrorFiles)
 			next.ErrorSeen = r.ErrorSeen
@@ -296,6 +299,18 @@ func mergeErrorFiles(newer, older []string) []string {
 		}
 	}
 	return out[:min(len(out), events.MaxErrorFiles)]
+}
+
+// unionHashes is a's hashes, then b's not among them, at most
+// events.MaxSupersedes.
+func unionHashes(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, h := range b {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out[:min(len(out), events.MaxSupersedes)]
 }
 
 // isConflict reports a compare-and-set that lost to another writer.

@@ -24,9 +24,10 @@ const ListMemories = "list_memories"
 // filters, at most Limit memories (all when 0), and Hash to ask for the
 // memories whose hash starts with it.
 type ListMemoriesArgs struct {
-	Filters *MemoryFilters `json:"filters,omitempty"`
-	Limit   int            `json:"limit,omitempty"`
-	Hash    string         `json:"hash,omitempty"`
+	Filters           *MemoryFilters `json:"filters,omitempty"`
+	Limit             int            `json:"limit,omitempty"`
+	Hash              string         `json:"hash,omitempty"`
+	IncludeSuperseded bool           `json:"include_superseded,omitempty"`
 }
 
 // SaveMemoryArgs are save_memory's arguments: what an agent wants later
@@ -40,6 +41,11 @@ type SaveMemoryArgs struct {
 	Rationale string   `json:"rationale,omitempty"`
 	Files     []string `json:"files,omitempty"`
 	Repo      string   `json:"repo,omitempty"`
+	// Supersedes are hashes (from search_memories) of memories of the
+	// same repo this one replaces: a reversed decision, a corrected fact.
+	// They become history: search_memories, scenes and hook context serve
+	// this one instead.
+	Supersedes []string `json:"supersedes,omitempty"`
 }
 
 // SavedConfidence is the confidence of a memory an agent saves: above
@@ -87,6 +93,9 @@ type SearchMemoriesArgs struct {
 	Limit   int            `json:"limit,omitempty"`
 	Mode    string         `json:"mode,omitempty"`
 	Filters *MemoryFilters `json:"filters,omitempty"`
+	// IncludeSuperseded also ranks memories a later one superseded (a
+	// decision reversed, a fact corrected): history, left out by default.
+	IncludeSuperseded bool `json:"include_superseded,omitempty"`
 }
 
 // MemoryFilters narrow search_memories. Every field left empty passes
@@ -128,6 +137,11 @@ type MemoryHit struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 	// Hash is the memory's identity (the dedup hash of its content).
 	Hash string `json:"hash"`
+	// Supersedes are the hashes of the earlier memories this one
+	// replaced; SupersededBy those of the later ones that replaced it
+	// (only with include_superseded: otherwise it is not answered).
+	Supersedes   []string `json:"supersedes,omitempty"`
+	SupersededBy []string `json:"superseded_by,omitempty"`
 	// Score and Modes are read_context's: the scale depends on the mode,
 	// and Modes lists the rankings that found the hit.
 	Score float64  `json:"score"`

@@ -87,7 +87,16 @@ type MemoryRecord struct {
 	// memories forget`): the record is then a tombstone holding no words,
 	// kept so that extracting the same words again does not bring it back.
 	Forgotten time.Time `json:"forgotten,omitzero"`
+	// Supersedes are the hashes of earlier memories of the repo this one
+	// replaces (a decision reversed, a fact corrected). Readers serve a
+	// memory some live memory supersedes as history, not as current; the
+	// link is kept here alone, so forgetting the newer memory makes the
+	// older one current again.
+	Supersedes []string `json:"supersedes,omitempty"`
 }
+
+// MaxSupersedes bounds MemoryRecord.Supersedes.
+const MaxSupersedes = 16
 
 // MaxErrorFiles bounds MemoryRecord.ErrorFiles and
 // ExtractionRecord.ErrorFiles.
@@ -116,6 +125,14 @@ func (r MemoryRecord) Validate() error {
 	}
 	if r.Hash != memory.Hash(r.Content) {
 		return fmt.Errorf("%w: memory.record: hash %s does not match its content", ErrMalformed, r.Hash)
+	}
+	if len(r.Supersedes) > MaxSupersedes {
+		return fmt.Errorf("%w: memory.record: supersedes %d memories, more than %d", ErrMalformed, len(r.Supersedes), MaxSupersedes)
+	}
+	for _, h := range r.Supersedes {
+		if !validHash(h) || h == r.Hash {
+			return fmt.Errorf("%w: memory.record: supersedes %q: not the hash of another memory", ErrMalformed, h)
+		}
 	}
 	return nil
 }
