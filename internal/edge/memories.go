@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 	"github.com/cuedeck/cuedeck/pkg/core/vector"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -57,8 +58,12 @@ type memState struct {
 	// supersededBy maps a memory's key to the keys of the live memories
 	// that supersede it: a key with any is history, not current.
 	supersededBy map[string]map[string]struct{}
-	undecodable  uint64
-	applied      uint64
+	// autoBy and autoOlds are the supersessions memory.AutoSupersedes
+	// finds between live memories sharing a file (a reversed or restated
+	// decision): old key to newer keys, and newer key to old keys.
+	autoBy, autoOlds map[string]map[string]struct{}
+	undecodable      uint64
+	applied          uint64
 
 	index *search.Index
 	// vindex holds a vector per memory whose current text it embeds (nil
@@ -81,6 +86,8 @@ func newMemState(dims int) *memState {
 		index:     search.NewIndex(),
 
 		supersededBy: make(map[string]map[string]struct{}),
+		autoBy:       make(map[string]map[string]struct{}),
+		autoOlds:     make(map[string]map[string]struct{}),
 		vecText:      make(map[string]string),
 		pending:      make(map[string]struct{}),
 		wake:         make(chan struct{}, 1),
@@ -204,6 +211,7 @@ func (s *memState) putLocked(key string, e *memEntry) {
 		s.unlinkLocked(old)
 		delete(s.byKey, key)
 	}
+	s.unlinkAutoLocked(key)
 	if e == nil {
 		if s.vindex != nil {
 			s.vindex.Delete(key)
@@ -222,6 +230,7 @@ func (s *memState) putLocked(key string, e *memEntry) {
 	for _, h := range e.rec.Supersedes {
 		link(s.supersededBy, events.MemoryKey(e.rec.Repo, h), key)
 	}
+	s.linkAutoLocked(e)
 	if s.vindex == nil || s.vecText[key] == e.text {
 		return // a new confidence or count leaves the vector as it is
 	}
@@ -244,16 +253,69 @@ func (s *memState) unlinkLocked(e *memEntry) {
 	}
 }
 
+// maxAutoCandidates bounds the memories one file name brings to compare
+// with a new one, so applying a memory stays cheap in a large bucket.
+const maxAutoCandidates = 2000
+
+// linkAutoLocked records the supersessions between e and the live
+// memories of its repo that share a file with it, either way.
+func (s *memState) linkAutoLocked(e *memEntry) {
+	if e.rec.Kind != memory.KindDecision && e.rec.Kind != memory.KindExperience {
+		return
+	}
+	seen := map[string]bool{e.key: true}
+	for _, f := range e.rec.FilesTouched {
+		near := s.byBase[fileBase(f)]
+		if len(near) > maxAutoCandidates {
+			continue // a name as common as main.go says little about the subject
+		}
+		for k := range near {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			other := s.byKey[k]
+			if other == nil || other.rec.Repo != e.rec.Repo {
+				continue
+			}
+			switch {
+			case memory.AutoSupersedes(e.rec.Memory, other.rec.Memory):
+				link(s.autoBy, k, e.key)
+				link(s.autoOlds, e.key, k)
+			case memory.AutoSupersedes(other.rec.Memory, e.rec.Memory):
+				link(s.autoBy, e.key, k)
+				link(s.autoOlds, k, e.key)
+			}
+		}
+	}
+}
+
+// unlinkAutoLocked forgets the automatic supersessions involving key.
+func (s *memState) unlinkAutoLocked(key string) {
+	for old := range s.autoOlds[key] {
+		unlink(s.autoBy, old, key)
+	}
+	delete(s.autoOlds, key)
+	for newer := range s.autoBy[key] {
+		unlink(s.autoOlds, newer, key)
+	}
+	delete(s.autoBy, key)
+}
+
 // supersededLocked reports whether a live memory supersedes key.
-func (s *memState) supersededLocked(key string) bool { return len(s.supersededBy[key]) > 0 }
+func (s *memState) supersededLocked(key string) bool {
+	return len(s.supersededBy[key]) > 0 || len(s.autoBy[key]) > 0
+}
 
 // supersedersLocked are the hashes of the live memories superseding key,
-// sorted.
+// by hash or by memory.AutoSupersedes, sorted.
 func (s *memState) supersedersLocked(key string) []string {
 	var out []string
-	for k := range s.supersededBy[key] {
-		if me := s.byKey[k]; me != nil {
-			out = append(out, me.rec.Hash)
+	for _, by := range []map[string]struct{}{s.supersededBy[key], s.autoBy[key]} {
+		for k := range by {
+			if me := s.byKey[k]; me != nil && !slices.Contains(out, me.rec.Hash) {
+				out = append(out, me.rec.Hash)
+			}
 		}
 	}
 	slices.Sort(out)
@@ -265,10 +327,12 @@ func (s *memState) supersedersLocked(key string) []string {
 func (s *memState) supersededSnapshot() map[string]struct{} {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make(map[string]struct{}, len(s.supersededBy))
-	for k, by := range s.supersededBy {
-		if len(by) > 0 {
-			out[k] = struct{}{}
+	out := make(map[string]struct{}, len(s.supersededBy)+len(s.autoBy))
+	for _, m := range []map[string]map[string]struct{}{s.supersededBy, s.autoBy} {
+		for k, by := range m {
+			if len(by) > 0 {
+				out[k] = struct{}{}
+			}
 		}
 	}
 	return out
