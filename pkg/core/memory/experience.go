@@ -74,6 +74,14 @@ func DefaultGraftRules() GraftRules {
 			{Phrase: "i will use", Lead: "use "}, {Phrase: "we will use", Lead: "use "},
 			{Phrase: "let's use", Lead: "use "}, {Phrase: "i went with", Lead: "went with "},
 			{Phrase: "i'm going with", Lead: "go with "},
+			// Decisions said without "decided": chosen, settled, switched.
+			{Phrase: "i opted to"}, {Phrase: "we opted to"}, {Phrase: "opted to"},
+			{Phrase: "i settled on", Lead: "use "}, {Phrase: "we settled on", Lead: "use "},
+			{Phrase: "i'll switch to", Lead: "switch to "}, {Phrase: "we'll switch to", Lead: "switch to "},
+			{Phrase: "i switched to", Lead: "switch to "}, {Phrase: "we switched to", Lead: "switch to "},
+			{Phrase: "i'm switching to", Lead: "switch to "}, {Phrase: "we're switching to", Lead: "switch to "},
+			{Phrase: "let's go with", Lead: "go with "}, {Phrase: "we're going with", Lead: "go with "},
+			{Phrase: "the fix is to"}, {Phrase: "from now on,"}, {Phrase: "from now on"},
 		},
 		Rationale: []Trigger{
 			{Phrase: "the reason is that"}, {Phrase: "the reason is"}, {Phrase: "the reason was"},
@@ -130,6 +138,11 @@ func ExtractExperiences(t Transcript, rules GraftRules, c clock.Clock) []Experie
 		lc := lowerSameWidth(s)
 		dAt, dEnd, dTrig := findTrigger(lc, rules.Decision)
 		rAt, rEnd, rTrig := findTrigger(lc, rules.Rationale)
+		if dAt >= 0 && (strings.HasSuffix(lc, "?") || negated(lc[:dAt])) {
+			// "Should we switch to X?", "I haven't decided to X": no
+			// decision was made.
+			dAt = -1
+		}
 		if dAt >= 0 {
 			stop := len(s)
 			if rAt > dEnd {
@@ -236,6 +249,18 @@ func findTrigger(lc string, triggers []Trigger) (at, end int, trig Trigger) {
 		}
 	}
 	return at, end, trig
+}
+
+// negated reports whether the words just before a trigger deny it: "not",
+// "never", "n't" within the last three words.
+func negated(before string) bool {
+	words := strings.Fields(before)
+	for _, w := range words[max(0, len(words)-3):] {
+		if w == "not" || w == "never" || strings.HasSuffix(w, "n't") || w == "no" {
+			return true
+		}
+	}
+	return false
 }
 
 // indexWord finds p in s where it does not start or end inside a word, so

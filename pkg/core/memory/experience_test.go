@@ -208,3 +208,48 @@ func FuzzExtractExperiences(f *testing.F) {
 		}
 	})
 }
+
+// The rule path's yield on decisions as agents phrase them, with and
+// without "decided to", and its restraint on questions and denials.
+func TestExtractExperiencesPhrasings(t *testing.T) {
+	rules := DefaultGraftRules()
+	clk := clock.NewDeterministic(time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC))
+	decided := map[string]string{
+		"I decided to cache the parsed config.":                          "Cache the parsed config",
+		"We opted to keep the old endpoint for a release.":               "Keep the old endpoint for a release",
+		"After the benchmark we settled on zstd for the snapshots.":      "Use zstd for the snapshots",
+		"I'll switch to a bounded channel here.":                         "Switch to a bounded channel here",
+		"We switched to table-driven tests for the parser.":              "Switch to table-driven tests for the parser",
+		"Let's go with the simpler retry loop.":                          "Go with the simpler retry loop",
+		"The fix is to close the body before returning.":                 "Close the body before returning",
+		"From now on, every handler takes a context.":                    "Every handler takes a context",
+		"Instead of polling, I'll use a watch on the bucket.":            "Use a watch on the bucket",
+		"I'm switching to Postgres instead of Redis for sessions.":       "Switch to Postgres instead of Redis for sessions",
+		"We chose to vendor the parser because upstream is unmaintained": "Vendor the parser",
+	}
+	ignored := []string{
+		"Should we switch to Postgres?",
+		"I haven't decided to merge this yet.",
+		"We did not opt to change the schema.",
+		"Let me look at the client first.",
+		"The tests pass now.",
+		"OK.",
+	}
+	found := 0
+	for text, want := range decided {
+		got := ExtractExperiences(Transcript{SessionID: "s", Text: text}, rules, clk)
+		if len(got) == 1 && got[0].Decision == want {
+			found++
+			continue
+		}
+		t.Errorf("%q: got %+v, want the decision %q", text, got, want)
+	}
+	wrong := 0
+	for _, text := range ignored {
+		if got := ExtractExperiences(Transcript{SessionID: "s", Text: text}, rules, clk); len(got) != 0 {
+			wrong++
+			t.Errorf("%q: got %+v, want nothing", text, got)
+		}
+	}
+	t.Logf("rule path: %d of %d phrasings found, %d of %d non-decisions taken", found, len(decided), wrong, len(ignored))
+}
