@@ -40,6 +40,8 @@ type memEntry struct {
 	rec events.MemoryRecord
 	// text is what the memory's vector embeds: its content and rationale.
 	text string
+	// subject is what memory.AutoSupersedesWith reads of its words.
+	subject memory.Subject
 }
 
 // memState is the in-memory view of cue_memories: the records, their
@@ -62,8 +64,12 @@ type memState struct {
 	// finds between live memories sharing a file (a reversed or restated
 	// decision): old key to newer keys, and newer key to old keys.
 	autoBy, autoOlds map[string]map[string]struct{}
-	undecodable      uint64
-	applied          uint64
+	// byChoice indexes decisions and experiences by repo, kind and the
+	// last element of each file they touch: the memories one of them is
+	// compared with.
+	byChoice    map[string]map[string]struct{}
+	undecodable uint64
+	applied     uint64
 
 	index *search.Index
 	// vindex holds a vector per memory whose current text it embeds (nil
@@ -88,6 +94,7 @@ func newMemState(dims int) *memState {
 		supersededBy: make(map[string]map[string]struct{}),
 		autoBy:       make(map[string]map[string]struct{}),
 		autoOlds:     make(map[string]map[string]struct{}),
+		byChoice:     make(map[string]map[string]struct{}),
 		vecText:      make(map[string]string),
 		pending:      make(map[string]struct{}),
 		wake:         make(chan struct{}, 1),
@@ -168,6 +175,9 @@ func (m *Materialiser) applyMemories(_ context.Context, entries []jetstream.KeyV
 			continue
 		}
 		c.e = &memEntry{key: kv.Key(), rev: kv.Revision(), rec: rec, text: embedText(&rec)}
+		if choice(&rec) {
+			c.e.subject = memory.SubjectOf(rec.Memory)
+		}
 		changes = append(changes, c)
 	}
 	if len(changes) == 0 {
@@ -231,6 +241,11 @@ func (s *memState) putLocked(key string, e *memEntry) {
 		link(s.supersededBy, events.MemoryKey(e.rec.Repo, h), key)
 	}
 	s.linkAutoLocked(e)
+	if choice(&e.rec) {
+		for _, f := range e.rec.FilesTouched {
+			link(s.byChoice, choiceKey(&e.rec, f), key)
+		}
+	}
 	if s.vindex == nil || s.vecText[key] == e.text {
 		return // a new confidence or count leaves the vector as it is
 	}
@@ -251,6 +266,21 @@ func (s *memState) unlinkLocked(e *memEntry) {
 	for _, h := range e.rec.Supersedes {
 		unlink(s.supersededBy, events.MemoryKey(e.rec.Repo, h), e.key)
 	}
+	if choice(&e.rec) {
+		for _, f := range e.rec.FilesTouched {
+			unlink(s.byChoice, choiceKey(&e.rec, f), e.key)
+		}
+	}
+}
+
+// choice reports whether rec is a decision or an experience: the kinds
+// memory.AutoSupersedes compares.
+func choice(rec *events.MemoryRecord) bool {
+	return rec.Kind == memory.KindDecision || rec.Kind == memory.KindExperience
+}
+
+func choiceKey(rec *events.MemoryRecord, file string) string {
+	return rec.Repo + "\x00" + string(rec.Kind) + "\x00" + fileBase(file)
 }
 
 // maxAutoCandidates bounds the memories one file name brings to compare
@@ -258,31 +288,37 @@ func (s *memState) unlinkLocked(e *memEntry) {
 const maxAutoCandidates = 2000
 
 // linkAutoLocked records the supersessions between e and the live
-// memories of its repo that share a file with it, either way.
+// memories of its repo and kind that share a file name with it, either
+// way (AutoSupersedesWith then checks the whole paths).
 func (s *memState) linkAutoLocked(e *memEntry) {
-	if e.rec.Kind != memory.KindDecision && e.rec.Kind != memory.KindExperience {
+	if !choice(&e.rec) {
 		return
 	}
-	seen := map[string]bool{e.key: true}
+	var seen map[string]bool // only when a second file may repeat candidates
+	if len(e.rec.FilesTouched) > 1 {
+		seen = map[string]bool{}
+	}
 	for _, f := range e.rec.FilesTouched {
-		near := s.byBase[fileBase(f)]
+		near := s.byChoice[choiceKey(&e.rec, f)]
 		if len(near) > maxAutoCandidates {
 			continue // a name as common as main.go says little about the subject
 		}
 		for k := range near {
-			if seen[k] {
+			if k == e.key || seen[k] {
 				continue
 			}
-			seen[k] = true
+			if seen != nil {
+				seen[k] = true
+			}
 			other := s.byKey[k]
-			if other == nil || other.rec.Repo != e.rec.Repo {
+			if other == nil {
 				continue
 			}
 			switch {
-			case memory.AutoSupersedes(e.rec.Memory, other.rec.Memory):
+			case memory.AutoSupersedesWith(e.rec.Memory, e.subject, other.rec.Memory, other.subject):
 				link(s.autoBy, k, e.key)
 				link(s.autoOlds, e.key, k)
-			case memory.AutoSupersedes(other.rec.Memory, e.rec.Memory):
+			case memory.AutoSupersedesWith(other.rec.Memory, other.subject, e.rec.Memory, e.subject):
 				link(s.autoBy, e.key, k)
 				link(s.autoOlds, k, e.key)
 			}

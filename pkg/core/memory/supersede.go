@@ -51,6 +51,23 @@ func Reverses(text string) bool {
 
 // AutoSupersedes reports whether newer supersedes older by the rule above.
 func AutoSupersedes(newer, older Memory) bool {
+	return AutoSupersedesWith(newer, SubjectOf(newer), older, SubjectOf(older))
+}
+
+// Subject is what the rule reads of a memory's words, computed once so a
+// reader comparing one memory with many does not split it again each time.
+type Subject struct {
+	Words    map[string]bool
+	Reverses bool
+}
+
+// SubjectOf is m's Subject.
+func SubjectOf(m Memory) Subject {
+	return Subject{Words: SubjectWords(m.Content), Reverses: Reverses(m.Content)}
+}
+
+// AutoSupersedesWith is AutoSupersedes with the two subjects given.
+func AutoSupersedesWith(newer Memory, ns Subject, older Memory, os Subject) bool {
 	if newer.Kind != older.Kind || (newer.Kind != KindDecision && newer.Kind != KindExperience) {
 		return false
 	}
@@ -58,23 +75,19 @@ func AutoSupersedes(newer, older Memory) bool {
 	if !newer.CreatedAt.After(older.CreatedAt) && (!sameBatch || newer.Source.Start <= older.Source.Start) {
 		return false
 	}
-	if !shareFile(newer.FilesTouched, older.FilesTouched) {
-		return false
-	}
-	nw, ow := SubjectWords(newer.Content), SubjectWords(older.Content)
-	if len(ow) == 0 || len(nw) == 0 {
+	if len(os.Words) == 0 || len(ns.Words) == 0 || !shareFile(newer.FilesTouched, older.FilesTouched) {
 		return false
 	}
 	common := 0
-	for w := range ow {
-		if nw[w] {
+	for w := range os.Words {
+		if ns.Words[w] {
 			common++
 		}
 	}
-	if Reverses(newer.Content) && float64(common) >= ReversalOverlap*float64(len(ow)) {
+	if ns.Reverses && float64(common) >= ReversalOverlap*float64(len(os.Words)) {
 		return true
 	}
-	union := len(nw) + len(ow) - common
+	union := len(ns.Words) + len(os.Words) - common
 	return float64(common) >= RestateSimilarity*float64(union)
 }
 
