@@ -84,7 +84,7 @@ func memoriesFind(verb string, args []string) error {
 	}
 	var out json.RawMessage
 	if verb == "search" {
-		out, err = callDaemonTool(caller, tools.SearchMemories, tools.SearchMemoriesArgs{Query: query, Mode: *mode, Limit: min(max(*limit, 1), 50), Filters: filters, IncludeSuperseded: *history})
+		out, err = callDaemonTool(caller, tools.SearchMemories, tools.SearchMemoriesArgs{Query: query, Mode: *mode, Limit: min(max(*limit, 1), 50), Filters: filters, IncludeSuperseded: *history, Detail: true})
 	} else {
 		out, err = callDaemonTool(caller, tools.ListMemories, tools.ListMemoriesArgs{Filters: filters, Limit: max(*limit, 0), IncludeSuperseded: *history})
 	}

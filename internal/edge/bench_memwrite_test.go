@@ -14,10 +14,12 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/extractor"
 	"github.com/cuedeck/cuedeck/internal/memstore"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/stats"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // memoryBenchSize is how many memories BenchmarkSaveMemory writes:
@@ -92,5 +94,58 @@ func BenchmarkSaveMemory(b *testing.B) {
 		b.ReportMetric(float64(n), "memories")
 		b.ReportMetric(lat.Percentile(50), "search-p50-ms")
 		b.ReportMetric(lat.Percentile(99), "search-p99-ms")
+	}
+}
+
+// BenchmarkTranscriptToSearchable publishes memoryBenchSize transcript
+// batches where the tailer publishes them, each with one decision, to an
+// extractor on the rule path and an edge over a fsyncing JetStream, and
+// reports memories/s from the first publish until search_memories can find
+// the last one (the edge holds them all).
+func BenchmarkTranscriptToSearchable(b *testing.B) {
+	n := memoryBenchSize()
+	for b.Loop() {
+		conn, _ := bustest.StartDurable(b, bus.Settings{})
+		h := harnessOn(b, conn)
+		r := h.start("")
+		x, err := extractor.New(conn, nil, extractor.Config{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bustest.Run(b, "extractor", x.Run)
+		ctx := context.Background()
+		start := time.Now()
+		for i := range n {
+			session := fmt.Sprintf("s%03d", i%100)
+			lines := []string{
+				fmt.Sprintf(`{"role":"user","content":"Task %d: pick a cache for service %d."}`, i, i%37),
+				fmt.Sprintf(`{"role":"assistant","content":"I decided to use cache layout %d for the service because reads stay local."}`, i),
+			}
+			batch := events.TranscriptBatch{Repo: "app", Session: session, Source: "/tmp/" + session + ".jsonl",
+				Format: events.TranscriptChatJSONL, StartOffset: int64(i/100) * 10_000}
+			off := batch.StartOffset
+			for _, l := range lines {
+				batch.Lines = append(batch.Lines, json.RawMessage(l))
+				batch.Offsets = append(batch.Offsets, off)
+				off += int64(len(l)) + 1
+			}
+			batch.EndOffset = off
+			id := events.TranscriptBatchMsgID(batch.Repo, batch.StreamKey(), batch.StartOffset)
+			if _, err := bus.PublishEvent(ctx, conn.JS, events.TranscriptSubject("app"), id, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(10 * time.Minute)
+		for {
+			if count, _, _ := r.m.memoryCounts(); count >= n {
+				break
+			}
+			if time.Now().After(deadline) {
+				count, _, _ := r.m.memoryCounts()
+				b.Fatalf("%d of %d memories on the edge after 10 minutes", count, n)
+			}
+			time.Sleep(5 * time.Millisecond) // the figure's resolution
+		}
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "memories/s")
 	}
 }

@@ -86,8 +86,13 @@ func (r *running) memEdge() *Edge {
 	return New(r.m, testLogger(r.t), WithClock(clock.NewDeterministic(memNow)), WithDefaultRepo("app"))
 }
 
+// searchMem calls search_memories with detail unless args say otherwise:
+// the tests read every field.
 func searchMem(t testing.TB, e *Edge, args map[string]any) []tools.MemoryHit {
 	t.Helper()
+	if _, set := args["detail"]; !set {
+		args["detail"] = true
+	}
 	b, _ := json.Marshal(args)
 	out, err := e.Call(context.Background(), tools.SearchMemories, b)
 	if err != nil {

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,41 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/core/vector"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
+
+// getMemory answers get_memory: the memory of a hash whole, as a detailed
+// search_memories hit with its links; one the caller may not read, or
+// none, is MemoryNotFound (1001).
+func (e *Edge) getMemory(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	args, err := tools.Validate(tools.GetMemory, raw)
+	if err != nil {
+		return nil, err
+	}
+	var a tools.GetMemoryArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, tools.InvalidParams(tools.GetMemory, err.Error())
+	}
+	id := access.FromContext(ctx)
+	repo := cmp.Or(a.Repo, e.defaultRepo)
+	s := e.m.mems
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	me := s.byKey[events.MemoryKey(repo, a.Hash)]
+	if me == nil && a.Repo == "" {
+		// Not the default repo's: the hash in any repo the caller reads.
+		for _, cand := range s.byKey {
+			if cand.rec.Hash == a.Hash && id.MayRead(cand.rec.Repo) {
+				me = cand
+				break
+			}
+		}
+	}
+	if me != nil && id.MayRead(me.rec.Repo) {
+		hit := memoryHit(&me.rec, 0)
+		hit.SupersededBy = s.supersedersLocked(me.key)
+		return json.Marshal(hit)
+	}
+	return nil, tools.MemoryNotFound(repo, a.Hash)
+}
 
 // searchMemories answers search_memories: the memories that pass the
 // filters, ranked in the mode asked for as read_context ranks documents
@@ -42,7 +78,14 @@ func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.Ra
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(hits)
+	if a.Detail {
+		return json.Marshal(hits)
+	}
+	briefs := make([]tools.MemoryBrief, len(hits))
+	for i, h := range hits {
+		briefs[i] = h.Brief()
+	}
+	return json.Marshal(briefs)
 }
 
 // memoryFilter turns filters and the repos id may read into the set of

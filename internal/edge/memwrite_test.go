@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/memstore"
@@ -202,4 +203,62 @@ func TestSaveMemorySupersedes(t *testing.T) {
 	if hits := searchMem(t, e, map[string]any{"query": "user sessions", "mode": "keyword"}); len(hits) != 1 || hits[0].Hash != first.Hash || len(hits[0].SupersededBy) != 0 {
 		t.Errorf("after forgetting the reversal: %+v, want the earlier decision current", hits)
 	}
+}
+
+// search_memories answers brief hits unless asked for detail; get_memory
+// gives one whole by its hash, to callers that may read its repo.
+func TestBriefHitsAndGetMemory(t *testing.T) {
+	h := newHarness(t)
+	r := h.start("")
+	r.waitMemories(h.putMemories(fixtureMemories()))
+	e := r.memEdge()
+	ctx := context.Background()
+
+	raw, err := e.Call(ctx, tools.SearchMemories, json.RawMessage(`{"query":"JWT sessions auth","mode":"keyword","limit":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var briefs []map[string]any
+	if err := json.Unmarshal(raw, &briefs); err != nil || len(briefs) == 0 {
+		t.Fatalf("brief hits: %s %v", raw, err)
+	}
+	for _, field := range []string{"confidence", "session", "source", "provider", "extractions", "created_at"} {
+		if _, has := briefs[0][field]; has {
+			t.Errorf("a brief hit carries %s: %v", field, briefs[0])
+		}
+	}
+	if briefs[0]["updated"] != memNow.Add(-2*time.Hour).Format(time.DateOnly) || briefs[0]["content"] != "Use JWT instead of server sessions for auth" {
+		t.Errorf("brief hit %v", briefs[0])
+	}
+	detailed := searchMem(t, e, map[string]any{"query": "JWT sessions auth", "mode": "keyword", "limit": 3})
+	if len(raw) >= len(mustJSON(t, detailed)) {
+		t.Errorf("brief answer %d bytes, detailed %d", len(raw), len(mustJSON(t, detailed)))
+	}
+
+	hash := briefs[0]["hash"].(string)
+	got, err := callJSON[tools.MemoryHit](t, ctx, e, tools.GetMemory, map[string]any{"hash": hash})
+	if err != nil || got.Session != "sess-1111aaaa" || got.Confidence != 0.9 || got.Extractions != 2 || got.Provider != "ollama" {
+		t.Errorf("get_memory: %+v %v", got, err)
+	}
+	var te *tools.Error
+	webOnly := access.WithIdentity(ctx, access.Identity{Client: "c", Repos: []string{"web"}})
+	if _, err := callJSON[tools.MemoryHit](t, webOnly, e, tools.GetMemory, map[string]any{"hash": hash}); !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Errorf("get_memory of another repo's memory: %v, want 1001", err)
+	}
+	web := fixtureMemories()[4]
+	if got, err := callJSON[tools.MemoryHit](t, webOnly, e, tools.GetMemory, map[string]any{"hash": web.Hash}); err != nil || got.Repo != "web" {
+		t.Errorf("get_memory of a memory of the caller's repo, not the edge's default: %+v %v", got, err)
+	}
+	if _, err := callJSON[tools.MemoryHit](t, ctx, e, tools.GetMemory, map[string]any{"hash": memory.Hash("never")}); !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Errorf("get_memory of no memory: %v, want 1001", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

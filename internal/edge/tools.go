@@ -148,6 +148,8 @@ func (e *Edge) call(ctx context.Context, tool string, args json.RawMessage) (jso
 		return e.readDoc(ctx, args)
 	case e.m != nil && tool == tools.SearchMemories:
 		return e.searchMemories(ctx, args)
+	case e.m != nil && tool == tools.GetMemory:
+		return e.getMemory(ctx, args)
 	case e.m != nil && tool == tools.ListMemories:
 		return e.listMemoriesTool(ctx, args)
 	case e.memories != nil && tool == tools.SaveMemory:

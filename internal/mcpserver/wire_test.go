@@ -215,8 +215,9 @@ func must[T any](v T, err error) T {
 
 // toolsListBudget bounds the tokens of the tools/list result: every
 // session pays them before its first call.
-// 13 tools fit in 3,100 (save_memory and forget_memory cost ~250).
-const toolsListBudget = 3100
+// 14 tools fit in 3,200 (save_memory, forget_memory and get_memory cost
+// ~300 of it).
+const toolsListBudget = 3200
 
 // wireCall is one exchange of the transcripts.
 type wireCall struct {
@@ -276,6 +277,10 @@ func TestWireTranscripts(t *testing.T) {
 			map[string]any{"id": "$second"}},
 		{"search_memories", "search_memories by keyword: the decision with its rationale and provenance.", tools.SearchMemories,
 			map[string]any{"query": "why JWT over sessions", "mode": "keyword"}},
+		{"search_memories_detail", "search_memories with detail: every field of the hit.", tools.SearchMemories,
+			map[string]any{"query": "why JWT over sessions", "mode": "keyword", "detail": true}},
+		{"get_memory", "get_memory by hash: the memory whole.", tools.GetMemory,
+			map[string]any{"hash": memory.Hash("Use JWT instead of server sessions for auth")}},
 		{"save_memory", "save_memory of a decision: its hash and repo, action saved.", tools.SaveMemory,
 			map[string]any{"kind": "decision", "text": "Rate-limit logins to 5 a minute per account", "rationale": "credential stuffing in the logs", "files": []string{"src/auth/handler.go"}}},
 		{"save_memory_invalid", "save_memory with an unknown kind: -32602 naming the rule.", tools.SaveMemory,

@@ -10,6 +10,7 @@ import (
 // auto-supersede over a conversation the caller sends, keeping no state.
 const (
 	SearchMemories    = "search_memories"
+	GetMemory         = "get_memory"
 	SaveMemory        = "save_memory"
 	ForgetMemory      = "forget_memory"
 	PruneConversation = "prune_conversation"
@@ -96,6 +97,40 @@ type SearchMemoriesArgs struct {
 	// IncludeSuperseded also ranks memories a later one superseded (a
 	// decision reversed, a fact corrected): history, left out by default.
 	IncludeSuperseded bool `json:"include_superseded,omitempty"`
+	// Detail answers MemoryHits with every field (provenance, confidence,
+	// counts) instead of MemoryBriefs.
+	Detail bool `json:"detail,omitempty"`
+}
+
+// MemoryBrief is a search_memories hit without detail: what an agent
+// reads to decide, about a third of a MemoryHit's tokens; get_memory (or
+// detail) gives the rest.
+type MemoryBrief struct {
+	Hash         string   `json:"hash"`
+	Kind         string   `json:"kind"`
+	Content      string   `json:"content"`
+	Rationale    string   `json:"rationale,omitempty"`
+	FilesTouched []string `json:"files_touched,omitempty"`
+	// Updated is the day it was last said, YYYY-MM-DD.
+	Updated      string   `json:"updated"`
+	Score        float64  `json:"score"`
+	Supersedes   []string `json:"supersedes,omitempty"`
+	SupersededBy []string `json:"superseded_by,omitempty"`
+	Fallback     string   `json:"fallback,omitempty"`
+}
+
+// Brief is h without its detail.
+func (h MemoryHit) Brief() MemoryBrief {
+	return MemoryBrief{Hash: h.Hash, Kind: h.Kind, Content: h.Content, Rationale: h.Rationale, FilesTouched: h.FilesTouched,
+		Updated: h.UpdatedAt.UTC().Format(time.DateOnly), Score: h.Score, Supersedes: h.Supersedes, SupersededBy: h.SupersededBy,
+		Fallback: h.Fallback}
+}
+
+// GetMemoryArgs are get_memory's arguments: a memory's hash, as
+// search_memories gives it.
+type GetMemoryArgs struct {
+	Hash string `json:"hash"`
+	Repo string `json:"repo,omitempty"`
 }
 
 // MemoryFilters narrow search_memories. Every field left empty passes
