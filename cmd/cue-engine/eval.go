@@ -7,28 +7,35 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/eval"
+	"github.com/cuedeck/cuedeck/internal/eval/codesearch"
 	"github.com/cuedeck/cuedeck/internal/eval/questions"
 )
 
 const (
 	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--json]"
 	evalQuestionsUsage = "cue eval questions DIR [--seed N] [--max N] [--modes keyword,hybrid] [--json] [--list]"
+	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--write DIR] [--json]"
 )
 
 func cmdEval(args []string) error {
 	if len(args) > 0 && args[0] == "questions" {
 		return cmdEvalQuestions(args[1:])
 	}
+	if len(args) > 0 && args[0] == "code" {
+		return cmdEvalCode(args[1:])
+	}
 	if len(args) == 0 || args[0] != "beir" {
-		return fmt.Errorf("usage: %s\n       %s", evalBEIRUsage, evalQuestionsUsage)
+		return fmt.Errorf("usage: %s\n       %s\n       %s", evalBEIRUsage, evalQuestionsUsage, evalCodeUsage)
 	}
 	fs, _ := newFlags("eval beir")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
@@ -213,4 +220,80 @@ func defaultEvalCache() string {
 		return ""
 	}
 	return filepath.Join(dir, "cuedeck", "eval-vectors")
+}
+
+// rootList is a repeatable --root flag.
+type rootList []string
+
+func (r *rootList) String() string     { return strings.Join(*r, ",") }
+func (r *rootList) Set(v string) error { *r = append(*r, v); return nil }
+
+// cmdEvalCode is `cue eval code`: the code-search set built from Go
+// source on this machine (internal/eval/codesearch), written in BEIR's
+// layout with --write, and asked through the daemon as files.
+func cmdEvalCode(args []string) error {
+	fs, c := newFlags("eval code")
+	var roots rootList
+	fs.Var(&roots, "root", "directory of Go source to draw functions from (repeatable; default: $(go env GOROOT)/src and $(go env GOMODCACHE))")
+	seed := fs.Uint64("seed", codesearch.DefaultSeed, "seed that draws the queries")
+	nq := fs.Int("queries", 2000, "queries to draw")
+	modes := fs.String("modes", "keyword", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword embeds every function with the built-in model)")
+	write := fs.String("write", "", "also write the set in BEIR's layout into this directory (for `cue eval beir`)")
+	asJSON := fs.Bool("json", false, "print the scores as JSON")
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 0 {
+		return fmt.Errorf("usage: %s", evalCodeUsage)
+	}
+	if len(roots) == 0 {
+		goEnv := func(name, fallback string) string {
+			if out, err := exec.Command("go", "env", name).Output(); err == nil && strings.TrimSpace(string(out)) != "" {
+				return strings.TrimSpace(string(out))
+			}
+			return fallback
+		}
+		roots = rootList{filepath.Join(goEnv("GOROOT", runtime.GOROOT()), "src")}
+		if mc := goEnv("GOMODCACHE", ""); mc != "" {
+			if _, err := os.Stat(mc); err == nil {
+				roots = append(roots, mc)
+			}
+		}
+	}
+	set, err := codesearch.Generate(codesearch.Options{Roots: roots, Queries: *nq, Seed: *seed})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "cue eval code: %d functions, %d queries (seed %d) from %s\n", len(set.Functions), len(set.Queries), *seed, strings.Join(roots, ", "))
+	if *write != "" {
+		if err := set.Write(*write); err != nil {
+			return err
+		}
+	}
+	var wanted []string
+	for _, m := range strings.Split(*modes, ",") {
+		wanted = append(wanted, strings.TrimSpace(m))
+	}
+	var log *slog.Logger
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "log-level" {
+			log, err = c.logger()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	r, err := codesearch.Run(ctx, set, codesearch.RunOptions{Modes: wanted, Progress: phaseProgress(), Logger: log})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return codesearch.PrintTable(os.Stdout, r)
 }

@@ -138,11 +138,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("questions: %w", err)
 	}
 	defer n.Stop()
-	if err := waitIndexed(ctx, n, docs, progress); err != nil {
+	if err := WaitIndexed(ctx, n, docs, progress); err != nil {
 		return nil, err
 	}
 	if model != "none" {
-		if err := waitEmbedded(ctx, n, len(docs), qs[0].Keywords, progress); err != nil {
+		if err := WaitEmbedded(ctx, n, len(docs), qs[0].Keywords, progress); err != nil {
 			return nil, err
 		}
 	}
@@ -244,8 +244,8 @@ func copyTree(dst, src string) ([]string, error) {
 	return docs, nil
 }
 
-// waitIndexed polls read_doc until it finds every markdown file.
-func waitIndexed(ctx context.Context, n *localnode.Node, docs []string, progress func(string, int, int)) error {
+// WaitIndexed polls read_doc until it finds every one of docs.
+func WaitIndexed(ctx context.Context, n *localnode.Node, docs []string, progress func(string, int, int)) error {
 	deadline := time.Now().Add(waitLimit)
 	for i := 0; i < len(docs); {
 		progress("index", i, len(docs))
@@ -268,9 +268,9 @@ func waitIndexed(ctx context.Context, n *localnode.Node, docs []string, progress
 	return nil
 }
 
-// waitEmbedded polls the daemon's status until every document has its
+// WaitEmbedded polls the daemon's status until every document has its
 // vectors, then read_context until semantic search answers from them.
-func waitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string, progress func(string, int, int)) error {
+func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string, progress func(string, int, int)) error {
 	deadline := time.Now().Add(waitLimit)
 	for {
 		rep, err := status.CollectWith(ctx, n.Conn.JS, status.Options{EmbedModel: builtin.ModelID})

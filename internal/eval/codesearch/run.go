@@ -1,0 +1,162 @@
+package codesearch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cuedeck/cuedeck/internal/eval/questions"
+	"github.com/cuedeck/cuedeck/internal/localnode"
+	"github.com/cuedeck/cuedeck/internal/tools"
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Modes are read_context's modes to measure (default keyword); any
+	// other runs the daemon with the built-in model and waits for every
+	// file's vectors.
+	Modes []string
+	// Work holds the workspace; a temporary directory, removed after,
+	// when empty.
+	Work     string
+	Debounce time.Duration
+	Progress func(phase string, done, total int)
+	Logger   *slog.Logger
+}
+
+// Scores are one mode's averages over the queries, the answer being the
+// query's one function file.
+type Scores struct {
+	Mode    string  `json:"mode"`
+	Hit1    float64 `json:"hit@1"`
+	Hit10   float64 `json:"hit@10"`
+	MRR10   float64 `json:"mrr@10"`
+	NDCG10  float64 `json:"ndcg@10"`
+	Queries int     `json:"queries"`
+}
+
+// Report is what Run measured.
+type Report struct {
+	Functions int      `json:"functions"`
+	Queries   int      `json:"queries"`
+	Scores    []Scores `json:"scores"`
+}
+
+// FilePath is where function i of s lives in the workspace Run indexes:
+// the directory of its source file (the file's name with "_go" for
+// ".go"), then f<i>.go. The path keeps the package's words, as a real
+// repository's does, and not the function's name, which the query lacks.
+func (s *Set) FilePath(i int) string {
+	file, _, _ := strings.Cut(s.Functions[i].ID, "#")
+	return path.Join(strings.TrimSuffix(file, ".go")+"_go", fmt.Sprintf("f%05d.go", i))
+}
+
+// Run writes every function of s as a Go file (its package clause, then
+// the function without its doc comment) into a new workspace, indexes it
+// with the daemon as `cue up` does, and asks each query with read_context
+// in each mode: the product's own path, files to answers.
+func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
+	if len(o.Modes) == 0 {
+		o.Modes = []string{tools.ModeKeyword}
+	}
+	model := "none"
+	for _, m := range o.Modes {
+		switch m {
+		case tools.ModeKeyword:
+		case tools.ModeSemantic, tools.ModeHybrid, tools.ModeRRF:
+			model = "builtin"
+		default:
+			return nil, fmt.Errorf("codesearch: unknown mode %q: use keyword, semantic, hybrid or rrf", m)
+		}
+	}
+	progress := o.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	work := o.Work
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "cue-eval-codesearch-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(work)
+	}
+	root := filepath.Join(work, "code")
+	files := make([]string, len(s.Functions))
+	for i, f := range s.Functions {
+		progress("write", i, len(s.Functions))
+		files[i] = s.FilePath(i)
+		p := filepath.Join(root, filepath.FromSlash(files[i]))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, []byte("package "+f.Package+"\n\n"+f.Code+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	progress("start daemon", 0, 0)
+	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, Debounce: o.Debounce, Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("codesearch: %w", err)
+	}
+	defer n.Stop()
+	if err := questions.WaitIndexed(ctx, n, files, progress); err != nil {
+		return nil, err
+	}
+	if model != "none" {
+		if err := questions.WaitEmbedded(ctx, n, len(files), s.Functions[s.Queries[0]].Query, progress); err != nil {
+			return nil, err
+		}
+	}
+	r := &Report{Functions: len(s.Functions), Queries: len(s.Queries)}
+	for _, mode := range o.Modes {
+		sc := Scores{Mode: mode, Queries: len(s.Queries)}
+		for k, qi := range s.Queries {
+			progress("ask "+mode, k, len(s.Queries))
+			hits, err := n.ReadContext(ctx, s.Functions[qi].Query, mode, questions.Limit)
+			if err != nil {
+				return nil, fmt.Errorf("codesearch: %q in %s mode: %w", s.Functions[qi].Query, mode, err)
+			}
+			rank := 0
+			for j, h := range hits {
+				if h.Path == files[qi] {
+					rank = j + 1
+					break
+				}
+			}
+			if rank == 0 {
+				continue
+			}
+			if rank == 1 {
+				sc.Hit1++
+			}
+			sc.Hit10++
+			sc.MRR10 += 1 / float64(rank)
+			sc.NDCG10 += 1 / math.Log2(float64(rank)+1)
+		}
+		if q := float64(len(s.Queries)); q > 0 {
+			sc.Hit1, sc.Hit10, sc.MRR10, sc.NDCG10 = sc.Hit1/q, sc.Hit10/q, sc.MRR10/q, sc.NDCG10/q
+		}
+		r.Scores = append(r.Scores, sc)
+	}
+	return r, nil
+}
+
+// PrintTable writes the scores as an aligned table.
+func PrintTable(w io.Writer, r *Report) error {
+	fmt.Fprintf(w, "code search through read_context: %d queries over %d functions\n", r.Queries, r.Functions)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tnDCG@10\tMRR@10\thit@1\thit@10\t")
+	for _, s := range r.Scores {
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.3f\t%.3f\t\n", s.Mode, s.NDCG10, s.MRR10, s.Hit1, s.Hit10)
+	}
+	return tw.Flush()
+}
