@@ -140,13 +140,7 @@ func cmdEvalQuestions(args []string) error {
 	for _, m := range strings.Split(*modes, ",") {
 		wanted = append(wanted, strings.TrimSpace(m))
 	}
-	// The daemon's logs would bury the report: only when asked for.
-	var log *slog.Logger
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "log-level" {
-			log, err = c.logger()
-		}
-	})
+	log, err := daemonLogs(fs, c)
 	if err != nil {
 		return err
 	}
@@ -275,12 +269,7 @@ func cmdEvalCode(args []string) error {
 	for _, m := range strings.Split(*modes, ",") {
 		wanted = append(wanted, strings.TrimSpace(m))
 	}
-	var log *slog.Logger
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "log-level" {
-			log, err = c.logger()
-		}
-	})
+	log, err := daemonLogs(fs, c)
 	if err != nil {
 		return err
 	}
@@ -296,4 +285,17 @@ func cmdEvalCode(args []string) error {
 		return enc.Encode(r)
 	}
 	return codesearch.PrintTable(os.Stdout, r)
+}
+
+// daemonLogs is the logger of an evaluation's daemon: none unless
+// --log-level was given, since its logs would bury the report.
+func daemonLogs(fs *flag.FlagSet, c *common) (*slog.Logger, error) {
+	var log *slog.Logger
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "log-level" {
+			log, err = c.logger()
+		}
+	})
+	return log, err
 }

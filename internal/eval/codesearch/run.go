@@ -67,15 +67,9 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = []string{tools.ModeKeyword}
 	}
-	model := "none"
-	for _, m := range o.Modes {
-		switch m {
-		case tools.ModeKeyword:
-		case tools.ModeSemantic, tools.ModeHybrid, tools.ModeRRF:
-			model = "builtin"
-		default:
-			return nil, fmt.Errorf("codesearch: unknown mode %q: use keyword, semantic, hybrid or rrf", m)
-		}
+	model, err := questions.ModelFor(o.Modes)
+	if err != nil {
+		return nil, fmt.Errorf("codesearch: %w", err)
 	}
 	progress := o.Progress
 	if progress == nil {
@@ -83,7 +77,6 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 	}
 	work := o.Work
 	if work == "" {
-		var err error
 		if work, err = os.MkdirTemp("", "cue-eval-codesearch-"); err != nil {
 			return nil, err
 		}

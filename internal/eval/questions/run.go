@@ -93,6 +93,22 @@ type Report struct {
 	Answers   []Answer `json:"answers,omitempty"`
 }
 
+// ModelFor is the embedding model a daemon measuring modes needs: none
+// for keyword alone, the built-in one for any other mode.
+func ModelFor(modes []string) (string, error) {
+	model := "none"
+	for _, m := range modes {
+		switch m {
+		case tools.ModeKeyword:
+		case tools.ModeSemantic, tools.ModeHybrid, tools.ModeRRF:
+			model = "builtin"
+		default:
+			return "", fmt.Errorf("unknown mode %q: use keyword, semantic, hybrid or rrf", m)
+		}
+	}
+	return model, nil
+}
+
 // waitLimit bounds each wait for the daemon: indexing, then vectors.
 const waitLimit = 30 * time.Minute
 
@@ -102,15 +118,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = []string{tools.ModeKeyword}
 	}
-	model := "none"
-	for _, m := range o.Modes {
-		switch m {
-		case tools.ModeKeyword:
-		case tools.ModeSemantic, tools.ModeHybrid, tools.ModeRRF:
-			model = "builtin"
-		default:
-			return nil, fmt.Errorf("questions: unknown mode %q: use keyword, semantic, hybrid or rrf", m)
-		}
+	model, err := ModelFor(o.Modes)
+	if err != nil {
+		return nil, err
 	}
 	progress := o.Progress
 	if progress == nil {
