@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -84,7 +85,11 @@ func memoriesFind(verb string, args []string) error {
 	}
 	var out json.RawMessage
 	if verb == "search" {
-		out, err = callDaemonTool(caller, tools.SearchMemories, tools.SearchMemoriesArgs{Query: query, Mode: *mode, Limit: min(max(*limit, 1), 50), Filters: filters, IncludeSuperseded: *history, Detail: true})
+		ctx, notices := tools.WithNotices(context.Background())
+		out, err = callDaemonToolIn(ctx, caller, tools.SearchMemories, tools.SearchMemoriesArgs{Query: query, Mode: *mode, Limit: min(max(*limit, 1), 50), Filters: filters, IncludeSuperseded: *history, Detail: true})
+		for _, n := range notices.Texts() {
+			fmt.Fprintln(os.Stderr, "cue memories:", n)
+		}
 	} else {
 		out, err = callDaemonTool(caller, tools.ListMemories, tools.ListMemoriesArgs{Filters: filters, Limit: max(*limit, 0), IncludeSuperseded: *history})
 	}

@@ -97,11 +97,16 @@ func dialDaemon(info workspace.DaemonInfo, token, name string) (tools.Caller, fu
 
 // callDaemonTool calls tool with args marshalled, within 30 seconds.
 func callDaemonTool(caller tools.Caller, tool string, args any) (json.RawMessage, error) {
+	return callDaemonToolIn(context.Background(), caller, tool, args)
+}
+
+// callDaemonToolIn is callDaemonTool in ctx (which may collect notices).
+func callDaemonToolIn(ctx context.Context, caller tools.Caller, tool string, args any) (json.RawMessage, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return caller.Call(ctx, tool, raw)
 }

@@ -327,6 +327,17 @@ func TestSearchMemoriesSemantic(t *testing.T) {
 	if len(hy) == 0 || hy[0].Content != mems[0].Content || !slices.Equal(hy[0].Modes, []string{"keyword", "semantic"}) {
 		t.Fatalf("hybrid oauth provider: %+v", hy)
 	}
+	// A hybrid answer no word of the query matched says so; one a word
+	// matched does not.
+	for q, want := range map[string]bool{"release": true, "oauth provider": false} {
+		nctx, notices := tools.WithNotices(context.Background())
+		if _, err := e.Call(nctx, tools.SearchMemories, json.RawMessage(`{"query":"`+q+`","mode":"hybrid"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(notices.Texts(), NoWordsMatched); got != want {
+			t.Errorf("hybrid %q: nothing-found notice %v, want %v (%q)", q, got, want, notices.Texts())
+		}
+	}
 	// Filters apply before ranking in semantic mode too.
 	f := searchMem(t, e, map[string]any{"query": "release", "mode": "semantic", "filters": map[string]any{"kind": "fact"}})
 	if len(f) != 1 || f[0].Content != mems[2].Content {

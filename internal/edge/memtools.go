@@ -294,8 +294,17 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 			break
 		}
 	}
+	if mode == tools.ModeHybrid && len(out) > 0 && !slices.ContainsFunc(out, func(h tools.MemoryHit) bool { return slices.Contains(h.Modes, tools.ModeKeyword) }) {
+		// Meaning alone always finds something: say that no word did.
+		tools.Notify(ctx, NoWordsMatched)
+	}
 	return out, nil
 }
+
+// NoWordsMatched is the notice of a hybrid search_memories answer in
+// which no memory holds a word of the query: only the nearest by meaning,
+// which may have nothing to do with it.
+const NoWordsMatched = "nothing found: no memory holds a word of the query; the hits are only the nearest by meaning and may be unrelated"
 
 // vectorHits drops what search.Hit does not carry.
 func vectorHits(vh []vector.Hit) []search.Hit {
