@@ -162,11 +162,13 @@ func StartCluster(t testing.TB, n int, s bus.Settings) (*bus.Conn, []*server.Ser
 		}
 	}
 	// JetStream requests made before the meta leader is elected go
-	// unanswered until they time out.
-	Eventually(t, 30*time.Second, "a JetStream meta leader", func() bool {
+	// unanswered until they time out, and a replicated stream created
+	// before the leader has heard from every peer is refused ("no
+	// suitable peers for placement, peer offline").
+	Eventually(t, 30*time.Second, "a JetStream meta leader that sees every peer", func() bool {
 		for _, srv := range servers {
 			if srv.JetStreamIsLeader() {
-				return true
+				return len(srv.JetStreamClusterPeers()) == n
 			}
 		}
 		return false
