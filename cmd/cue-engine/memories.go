@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,22 +38,6 @@ func cmdMemories(args []string) error {
 	return fmt.Errorf("cue memories %s: unknown; %s", args[0], memoriesUsage)
 }
 
-// positional parses args as words around flags, in any order.
-func positional(fs *flag.FlagSet, args []string) ([]string, error) {
-	var words []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			words = append(words, args[0])
-			args = args[1:]
-		}
-	}
-	return words, nil
-}
-
 // memoriesFind searches (a query, ranked) or lists (newest first).
 func memoriesFind(verb string, args []string) error {
 	fs, c := newFlags("memories " + verb)
@@ -66,7 +49,7 @@ func memoriesFind(verb string, args []string) error {
 	mode := fs.String("mode", "", "keyword, semantic or hybrid (search; default hybrid)")
 	asJSON := fs.Bool("json", false, "print the memories as search_memories' hits in JSON")
 	history := fs.Bool("all", false, "also memories later ones superseded")
-	words, err := positional(fs, args)
+	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
@@ -124,7 +107,7 @@ func memoriesFind(verb string, args []string) error {
 func memoriesShow(args []string) error {
 	fs, c := newFlags("memories show")
 	asJSON := fs.Bool("json", false, "print the memory as a search_memories hit in JSON")
-	words, err := positional(fs, args)
+	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
@@ -179,7 +162,7 @@ func memoriesShow(args []string) error {
 func memoriesForget(args []string) error {
 	fs, c := newFlags("memories forget")
 	repo := fs.String("repo", "", "repo of the memory (default: the daemon's own)")
-	words, err := positional(fs, args)
+	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}

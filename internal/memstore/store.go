@@ -184,7 +184,7 @@ func (s *Store) PutRevision(ctx context.Context, rec events.MemoryRecord) (memor
 		next := cur
 		next.Extractions++
 		next.Batch = r.Batch
-		next.Supersedes = unionHashes(cur.Supersedes, r.Supersedes)
+		next.Supersedes = union(cur.Supersedes, r.Supersedes, events.MaxSupersedes)
 		if len(r.ErrorFiles) > 0 {
 			next.ErrorFiles = mergeErrorFiles(r.ErrorFiles, cur.ErrorFiles)
 			next.ErrorSeen = r.ErrorSeen
@@ -292,25 +292,18 @@ func (s *Store) Get(ctx context.Context, repo, hash string) (rec events.MemoryRe
 // mergeErrorFiles is newer's files, then older's not among them, at most
 // events.MaxErrorFiles.
 func mergeErrorFiles(newer, older []string) []string {
-	out := slices.Clone(newer)
-	for _, f := range older {
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return out[:min(len(out), events.MaxErrorFiles)]
+	return union(newer, older, events.MaxErrorFiles)
 }
 
-// unionHashes is a's hashes, then b's not among them, at most
-// events.MaxSupersedes.
-func unionHashes(a, b []string) []string {
+// union is a, then b's items not among them, at most limit.
+func union(a, b []string, limit int) []string {
 	out := slices.Clone(a)
-	for _, h := range b {
-		if !slices.Contains(out, h) {
-			out = append(out, h)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
 		}
 	}
-	return out[:min(len(out), events.MaxSupersedes)]
+	return out[:min(len(out), limit)]
 }
 
 // isConflict reports a compare-and-set that lost to another writer.
