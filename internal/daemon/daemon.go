@@ -267,6 +267,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	// answering run as soon as they have work, embedding only while they
 	// have none.
 	gate := priority.New(0)
+	// Starting is foreground work too: the embed worker would otherwise
+	// take a core from the edge's load and ingest's comparison with every
+	// request left queued by the last run, and the restart would be
+	// ready later.
+	endStart := sync.OnceFunc(gate.Begin())
+	defer endStart()
 	// Embeddings trail indexing: the indexer asks the embed worker for the
 	// vectors of each record it stores, unless the model is "none".
 	emb, err := provider.Open(cfg.Embed.Model, provider.Config{OllamaHost: cfg.Embed.OllamaHost, Logger: log.With("role", "embedder")})
@@ -492,6 +498,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			return g.Wait()
 		}
 	}
+	endStart()
 	info := workspace.DaemonInfo{
 		PID: os.Getpid(), Workspace: ws.Root, Repo: cfg.Workspace.Name, NATSURL: natsURL,
 		MCPURL: mcpURL, QueryPrefix: servePrefix, TeamQueryPrefix: teamPrefix, StartedAt: time.Now().UTC(), Version: version.Version,
