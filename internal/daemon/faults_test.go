@@ -243,8 +243,8 @@ func waitConverged(t *testing.T, n *node, root string, files map[string]string, 
 	}
 }
 
-// settledCards reports whether every card file is served as it is on
-// disk and the indexer holds no file event.
+// settledCards reports whether every card file's record in cue_docs is
+// of the file as it is on disk, and the indexer holds no file event.
 func settledCards(n *node, root string) (bool, string) {
 	ctx := context.Background()
 	docs, err := n.conn.JS.KeyValue(ctx, events.DocsBucket)
