@@ -87,6 +87,7 @@ func BuildWith(repo, path, content string, opt ChunkOptions) events.DocRecord {
 	lines := newLines(content)
 	rec.Lines = lines.count()
 	counter := tokens.NewCounter(content)
+	defer counter.Release()
 	rec.Tokens = counter.Total()
 	rec.Title = baseName(path)
 

@@ -16,6 +16,9 @@ import (
 func checkRanges(t testing.TB, name, s string, r *rand.Rand, samples int) {
 	t.Helper()
 	c := NewCounter(s)
+	// Released, so that the next text's Counter is made in this one's
+	// memory, as the indexer's are.
+	defer c.Release()
 	if c.Total() != Count(s) {
 		t.Fatalf("%s: Total = %d, Count = %d", name, c.Total(), Count(s))
 	}
