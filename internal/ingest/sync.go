@@ -133,8 +133,13 @@ func (r *repo) read(rel string) ([]byte, fs.FileInfo, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fi, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, r.s.cfg.MaxFileBytes+1))
-	return data, fi, err
+	// Sized from the file, so a read is one allocation rather than
+	// io.ReadAll's doublings; a file that grew meanwhile still reads whole.
+	limit := r.s.cfg.MaxFileBytes + 1
+	var buf bytes.Buffer
+	buf.Grow(int(min(max(fi.Size(), 0), limit)) + bytes.MinRead)
+	_, err = buf.ReadFrom(io.LimitReader(f, limit))
+	return buf.Bytes(), fi, err
 }
 
 func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next fileState, again bool) error {

@@ -29,22 +29,24 @@ func Encode(ev Event) ([]byte, error) {
 	if err := ev.Validate(); err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", ev.EventKind(), err)
-	}
-	// The envelope by hand: json.Marshal would scan data, which can be a
-	// whole file's content, once more to compact it.
+	// The envelope by hand: json.Marshal would scan the data, which can be
+	// a whole file's content, once more to compact it. The data is encoded
+	// straight after it, as Marshal would encode it, rather than into a
+	// buffer of its own that is then copied.
 	v, _ := json.Marshal(Version)
 	kind, _ := json.Marshal(ev.EventKind())
-	out := make([]byte, 0, len(data)+len(v)+len(kind)+24)
-	out = append(out, `{"v":`...)
-	out = append(out, v...)
-	out = append(out, `,"kind":`...)
-	out = append(out, kind...)
-	out = append(out, `,"data":`...)
-	out = append(out, data...)
-	return append(out, '}'), nil
+	var out bytes.Buffer
+	out.WriteString(`{"v":`)
+	out.Write(v)
+	out.WriteString(`,"kind":`)
+	out.Write(kind)
+	out.WriteString(`,"data":`)
+	if err := json.NewEncoder(&out).Encode(ev); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", ev.EventKind(), err)
+	}
+	b := out.Bytes()
+	b[len(b)-1] = '}' // in place of the newline Encode ends with
+	return b, nil
 }
 
 // envelope splits b, as Encode writes it, into its version, kind and
