@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 )
 
@@ -107,19 +109,57 @@ func (f *Flags) Connect(ctx context.Context, name string, log *slog.Logger) (*bu
 // otherwise wait out the whole deadline on a request that was dropped.
 const provisionAttempt = 10 * time.Second
 
+// provisionPause is the wait before asking again when the cluster
+// answered that it cannot place the streams yet.
+const provisionPause = time.Second
+
 // provision provisions the topology, asking again after an attempt that
-// got no answer; create-or-update is idempotent, so a repeat is harmless.
+// got no answer, and after one the cluster refused for want of peers (a
+// node still joining or restarting: error 10005 "no suitable peers for
+// placement", or 10008 while it is unavailable); create-or-update is
+// idempotent, so a repeat is harmless.
 func provision(ctx context.Context, conn *bus.Conn, s bus.Settings, log *slog.Logger) error {
+	var refused error
 	for {
 		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
 		err := bus.Provision(actx, conn.JS, bus.DeclaredTopology(s), log)
 		cancel()
-		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		if placementRefused(err) {
+			refused = err
+		}
+		if err == nil || ctx.Err() != nil {
+			if err != nil && refused != nil {
+				return fmt.Errorf("%w (the cluster has had fewer JetStream nodes up than --replicas %d: start the others, or lower --replicas)", refused, s.Replicas)
+			}
 			return err
 		}
-		log.Warn("provisioning the topology got no answer (is the NATS cluster still forming?); asking again", "err", err)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			log.Warn("provisioning the topology got no answer (is the NATS cluster still forming?); asking again", "err", err)
+		case placementRefused(err):
+			log.Warn("the cluster cannot place the replicated streams yet (a node still joining?); asking again", "replicas", s.Replicas, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(provisionPause):
+			}
+		default:
+			return err
+		}
 	}
 }
+
+// placementRefused reports whether err is JetStream refusing a replicated
+// asset for want of peers, which a node that joins later cures.
+func placementRefused(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jsErrNoSuitablePeers || apiErr.ErrorCode == jsErrClusterUnavailable)
+}
+
+// JetStream error codes nats.go does not name.
+const (
+	jsErrNoSuitablePeers    jetstream.ErrorCode = 10005
+	jsErrClusterUnavailable jetstream.ErrorCode = 10008
+)
 
 // AsksVersion reports whether a role's arguments ask for its version
 // (`ROLE version [--json]`, or --version); the role then answers with
