@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/role"
 )
 
@@ -89,7 +89,7 @@ func TestConnectWaitsForEnoughPeersToPlaceReplicas(t *testing.T) {
 	ports := []int{freePort(t), freePort(t), freePort(t), freePort(t)}
 	nodes := startFormedCluster(t, ports[:3])
 	rf := flagsFor(t, nodes[0].ClientURL(), "--replicas", "4")
-	logged := &lockedWriter{}
+	logged := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logged, nil))
 	done := make(chan error, 1)
 	go func() {
@@ -160,23 +160,4 @@ func flagsFor(t *testing.T, args ...string) *role.Flags {
 		t.Fatal(err)
 	}
 	return rf
-}
-
-// lockedWriter lets the test read what the role logs from another
-// goroutine.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
