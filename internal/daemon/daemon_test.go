@@ -543,9 +543,11 @@ func TestTranscriptBecomesMemories(t *testing.T) {
 		}
 	}
 
-	// Agents find them: search_memories over NATS, as `cue mcp` asks.
+	// Agents find them: search_memories over NATS, as `cue mcp` asks. The
+	// edge applies the bucket's writes after they are stored: both are
+	// ranked once it has applied both.
 	var hits []tools.MemoryHit
-	bustest.Eventually(t, 30*time.Second, "search_memories to answer", func() bool {
+	bustest.Eventually(t, 30*time.Second, "search_memories to rank both memories", func() bool {
 		args, _ := json.Marshal(tools.SearchMemoriesArgs{Query: "retries attempts", Mode: "keyword", Filters: &tools.MemoryFilters{Repo: repo}})
 		out, err := n.caller.Call(context.Background(), tools.SearchMemories, args)
 		if err != nil {
@@ -555,7 +557,7 @@ func TestTranscriptBecomesMemories(t *testing.T) {
 		if err := json.Unmarshal(out, &hits); err != nil {
 			t.Fatalf("search_memories result %s: %v", out, err)
 		}
-		return len(hits) > 0
+		return len(hits) >= len(want)
 	})
 	if hits[0].Content != "Cap retries at three attempts" {
 		t.Fatalf("best memory for 'retries attempts': %+v", hits)
