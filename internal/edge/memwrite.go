@@ -18,7 +18,7 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
-// WithMemoryStore serves save_memory and forget_memory, writing through
+// WithMemoryStore serves save_memory, update_memory and forget_memory, writing through
 // st into the cue_memories bucket the edge's materialiser follows.
 func WithMemoryStore(st *memstore.Store) Option { return func(e *Edge) { e.memories = st } }
 
@@ -64,12 +64,63 @@ func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(a.Text) == "" {
-		return nil, tools.InvalidParams(tools.SaveMemory, "text: write what to remember, not only spaces")
-	}
 	repo, err := e.memoryRepo(ctx, tools.SaveMemory, a.Repo)
 	if err != nil {
 		return nil, err
+	}
+	res, err := e.storeMemory(ctx, tools.SaveMemory, repo, a)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// updateMemory corrects a live memory: the new words are saved as
+// save_memory saves them, superseding the old memory, which stays as
+// history linked both ways. Kind, rationale and files not given are the
+// old memory's.
+func (e *Edge) updateMemory(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	valid, err := tools.Validate(tools.UpdateMemory, raw)
+	if err != nil {
+		return nil, err
+	}
+	a, err := decodeArgs[tools.UpdateMemoryArgs](tools.UpdateMemory, valid)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := e.memoryRepo(ctx, tools.UpdateMemory, a.Repo)
+	if err != nil {
+		return nil, err
+	}
+	old, found, err := e.memories.Get(ctx, repo, a.Hash)
+	if err != nil {
+		return nil, err
+	}
+	if !found || !old.Forgotten.IsZero() {
+		return nil, tools.MemoryNotFound(repo, a.Hash)
+	}
+	save := tools.SaveMemoryArgs{Kind: a.Kind, Text: a.Text, Repo: repo, Supersedes: []string{a.Hash}}
+	if save.Kind == "" {
+		save.Kind = string(old.Kind)
+	}
+	if save.Rationale = old.Rationale; a.Rationale != nil {
+		save.Rationale = *a.Rationale
+	}
+	if save.Files = old.FilesTouched; a.Files != nil {
+		save.Files = a.Files
+	}
+	res, err := e.storeMemory(ctx, tools.UpdateMemory, repo, save)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(tools.UpdateMemoryResult{SaveMemoryResult: res, Supersedes: a.Hash})
+}
+
+// storeMemory is what save_memory and update_memory share: a, an
+// agent's memory of repo, stored as extracted ones are.
+func (e *Edge) storeMemory(ctx context.Context, tool, repo string, a tools.SaveMemoryArgs) (tools.SaveMemoryResult, error) {
+	if strings.TrimSpace(a.Text) == "" {
+		return tools.SaveMemoryResult{}, tools.InvalidParams(tool, "text: write what to remember, not only spaces")
 	}
 	now := e.clock.Now().UTC()
 	rec := events.MemoryRecord{
@@ -79,7 +130,7 @@ func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMes
 		},
 		// Each save is its own batch: saving known words again counts
 		// as the memory said again.
-		Batch: "save_memory:" + uuid.NewString(),
+		Batch: tool + ":" + uuid.NewString(),
 	}
 	rec.Content, _ = guard.Redact(strings.TrimSpace(a.Text))
 	rec.Rationale, _ = guard.Redact(strings.TrimSpace(a.Rationale))
@@ -89,23 +140,23 @@ func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMes
 	}
 	for _, h := range a.Supersedes {
 		if h == memory.Hash(rec.Content) {
-			return nil, tools.InvalidParams(tools.SaveMemory, "supersedes: a memory cannot supersede itself; give the hashes of earlier memories")
+			return tools.SaveMemoryResult{}, tools.InvalidParams(tool, "supersedes: a memory cannot supersede itself; write the corrected words, or give the hashes of earlier memories")
 		}
 		old, found, err := e.memories.Get(ctx, repo, h)
 		if err != nil {
-			return nil, err
+			return tools.SaveMemoryResult{}, err
 		}
 		if !found || !old.Forgotten.IsZero() {
-			return nil, tools.MemoryNotFound(repo, h)
+			return tools.SaveMemoryResult{}, tools.MemoryNotFound(repo, h)
 		}
 	}
 	rec.Supersedes = dedupe(a.Supersedes)
 	d, rev, err := e.memories.PutRevision(ctx, rec)
 	if errors.Is(err, events.ErrMalformed) {
-		return nil, tools.InvalidParams(tools.SaveMemory, err.Error())
+		return tools.SaveMemoryResult{}, tools.InvalidParams(tool, err.Error())
 	}
 	if err != nil {
-		return nil, err
+		return tools.SaveMemoryResult{}, err
 	}
 	e.awaitMemory(ctx, rev)
 	action := "unchanged"
@@ -117,7 +168,7 @@ func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMes
 	case d.Reason == memstore.ReasonForgotten:
 		action = "forgotten"
 	}
-	return json.Marshal(tools.SaveMemoryResult{Hash: d.Hash, Repo: repo, Kind: a.Kind, Action: action})
+	return tools.SaveMemoryResult{Hash: d.Hash, Repo: repo, Kind: a.Kind, Action: action}, nil
 }
 
 // forgetMemory replaces a memory with its tombstone (memstore.Forget):

@@ -205,6 +205,75 @@ func TestSaveMemorySupersedes(t *testing.T) {
 	}
 }
 
+// update_memory corrects a memory by its hash: the corrected words are
+// current and keep the old kind, rationale and files unless given; the
+// old words stay as history, linked both ways. A hash no live memory has
+// is 1001; the same words again are not a correction.
+func TestUpdateMemory(t *testing.T) {
+	h := newHarness(t)
+	r := h.start("")
+	e, st := h.writerEdge(r)
+	ctx := context.Background()
+	first, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "decision", "text": "Cache rendered pages for 10 minutes", "rationale": "the origin is slow", "files": []string{"web/cache.go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(args map[string]any) (tools.UpdateMemoryResult, error) {
+		return callJSON[tools.UpdateMemoryResult](t, ctx, e, tools.UpdateMemory, args)
+	}
+	second, err := update(map[string]any{"hash": first.Hash, "text": "Cache rendered pages for 2 minutes"})
+	if err != nil || second.Action != "saved" || second.Supersedes != first.Hash || second.Kind != "decision" || second.Hash == first.Hash {
+		t.Fatalf("update_memory: %+v %v", second, err)
+	}
+	rec, _, err := st.Get(ctx, "app", second.Hash)
+	if err != nil || rec.Rationale != "the origin is slow" || !slices.Equal(rec.FilesTouched, []string{"web/cache.go"}) || !slices.Equal(rec.Supersedes, []string{first.Hash}) {
+		t.Errorf("the corrected memory as stored: %+v %v, want the old rationale and files, superseding the old", rec, err)
+	}
+	hits := searchMem(t, e, map[string]any{"query": "cache rendered pages", "mode": "keyword"})
+	if len(hits) != 1 || hits[0].Hash != second.Hash {
+		t.Fatalf("search after the update: %+v, want the corrected memory alone", hits)
+	}
+	all := searchMem(t, e, map[string]any{"query": "cache rendered pages", "mode": "keyword", "include_superseded": true})
+	if len(all) != 2 {
+		t.Fatalf("include_superseded: %+v, want both", all)
+	}
+	for _, hit := range all {
+		if hit.Hash == first.Hash && !slices.Equal(hit.SupersededBy, []string{second.Hash}) {
+			t.Errorf("the old memory does not name its correction: %+v", hit)
+		}
+	}
+
+	third, err := update(map[string]any{"hash": second.Hash, "text": "Pages are not cached", "kind": "fact", "rationale": "", "files": []string{}})
+	if err != nil || third.Kind != "fact" {
+		t.Fatalf("update_memory with a new kind: %+v %v", third, err)
+	}
+	if rec, _, err := st.Get(ctx, "app", third.Hash); err != nil || rec.Rationale != "" || len(rec.FilesTouched) != 0 {
+		t.Errorf("given an empty rationale and no files: %+v %v, want both cleared", rec, err)
+	}
+
+	var te *tools.Error
+	for _, c := range []struct {
+		args map[string]any
+		code int
+	}{
+		{map[string]any{"hash": memory.Hash("never said"), "text": "x"}, tools.CodeFileNotFound},
+		{map[string]any{"hash": third.Hash, "text": "Pages are not cached"}, tools.CodeInvalidParams},
+		{map[string]any{"hash": third.Hash}, tools.CodeInvalidParams},
+		{map[string]any{"hash": "abc", "text": "x"}, tools.CodeInvalidParams},
+	} {
+		if _, err := update(c.args); !errors.As(err, &te) || te.Code != c.code {
+			t.Errorf("update_memory %v: %v, want %d", c.args, err, c.code)
+		}
+	}
+	if _, err := callJSON[tools.ForgetMemoryResult](t, ctx, e, tools.ForgetMemory, map[string]any{"hash": third.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := update(map[string]any{"hash": third.Hash, "text": "Cache pages again"}); !errors.As(err, &te) || te.Code != tools.CodeFileNotFound {
+		t.Errorf("updating a forgotten memory: %v, want 1001", err)
+	}
+}
+
 // search_memories answers brief hits unless asked for detail; get_memory
 // gives one whole by its hash, to callers that may read its repo.
 func TestBriefHitsAndGetMemory(t *testing.T) {

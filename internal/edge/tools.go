@@ -154,6 +154,8 @@ func (e *Edge) call(ctx context.Context, tool string, args json.RawMessage) (jso
 		return e.listMemoriesTool(ctx, args)
 	case e.memories != nil && tool == tools.SaveMemory:
 		return e.saveMemory(ctx, args)
+	case e.memories != nil && tool == tools.UpdateMemory:
+		return e.updateMemory(ctx, args)
 	case e.memories != nil && tool == tools.ForgetMemory:
 		return e.forgetMemory(ctx, args)
 	case tool == tools.PruneConversation:

@@ -215,9 +215,9 @@ func must[T any](v T, err error) T {
 
 // toolsListBudget bounds the tokens of the tools/list result: every
 // session pays them before its first call.
-// 14 tools fit in 3,200 (save_memory, forget_memory and get_memory cost
-// ~300 of it).
-const toolsListBudget = 3200
+// 15 tools fit in 3,400 (save_memory, update_memory, forget_memory and
+// get_memory cost ~450 of it).
+const toolsListBudget = 3400
 
 // wireCall is one exchange of the transcripts.
 type wireCall struct {
@@ -285,6 +285,10 @@ func TestWireTranscripts(t *testing.T) {
 			map[string]any{"kind": "decision", "text": "Rate-limit logins to 5 a minute per account", "rationale": "credential stuffing in the logs", "files": []string{"src/auth/handler.go"}}},
 		{"save_memory_invalid", "save_memory with an unknown kind: -32602 naming the rule.", tools.SaveMemory,
 			map[string]any{"kind": "hunch", "text": "Maybe Redis"}},
+		{"update_memory", "update_memory of the saved decision: the corrected words' hash, the old one's as supersedes.", tools.UpdateMemory,
+			map[string]any{"hash": memory.Hash("Rate-limit logins to 5 a minute per account"), "text": "Rate-limit logins to 10 a minute per account"}},
+		{"update_memory_unknown", "update_memory of a hash no memory has: 1001 Memory Not Found.", tools.UpdateMemory,
+			map[string]any{"hash": memory.Hash("never said"), "text": "x"}},
 		{"forget_memory", "forget_memory of the saved decision: its hash, repo and when.", tools.ForgetMemory,
 			map[string]any{"hash": memory.Hash("Rate-limit logins to 5 a minute per account")}},
 		{"forget_memory_unknown", "forget_memory of a hash no memory has: 1001 Memory Not Found.", tools.ForgetMemory,

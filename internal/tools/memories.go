@@ -12,6 +12,7 @@ const (
 	SearchMemories    = "search_memories"
 	GetMemory         = "get_memory"
 	SaveMemory        = "save_memory"
+	UpdateMemory      = "update_memory"
 	ForgetMemory      = "forget_memory"
 	PruneConversation = "prune_conversation"
 )
@@ -63,6 +64,25 @@ type SaveMemoryResult struct {
 	Repo   string `json:"repo"`
 	Kind   string `json:"kind"`
 	Action string `json:"action"`
+}
+
+// UpdateMemoryArgs are update_memory's arguments: the hash of a live
+// memory and its corrected words. Kind, Rationale and Files default to
+// the old memory's; an empty Files (not an absent one) clears them.
+type UpdateMemoryArgs struct {
+	Hash      string   `json:"hash"`
+	Text      string   `json:"text"`
+	Kind      string   `json:"kind,omitempty"`
+	Rationale *string  `json:"rationale,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	Repo      string   `json:"repo,omitempty"`
+}
+
+// UpdateMemoryResult is update_memory's result: the new memory, as
+// save_memory answers, and the hash of the one it superseded.
+type UpdateMemoryResult struct {
+	SaveMemoryResult
+	Supersedes string `json:"supersedes"`
 }
 
 // ForgetMemoryArgs are forget_memory's arguments: the memory's hash, as

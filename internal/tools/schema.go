@@ -225,6 +225,23 @@ var definitions = []*Definition{
 }`),
 	},
 	{
+		Name:        UpdateMemory,
+		Description: "Correct a memory by hash: the new text becomes current (kind, rationale, files kept unless given), the old one stays as history. Returns the new hash.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    "text": {"type": "string", "minLength": 1, "maxLength": 2000},
+    "kind": {"type": "string", "enum": ["decision", "rationale", "fact", "preference", "open_question", "experience"]},
+    "rationale": {"type": "string", "maxLength": 2000},
+    "files": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 500}, "maxItems": 50},
+    "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
+  },
+  "required": ["hash", "text"],
+  "additionalProperties": false
+}`),
+	},
+	{
 		Name:        ForgetMemory,
 		Description: "Forget a memory by its search_memories hash: gone from search, scenes and hooks, never extracted again.",
 		InputSchema: json.RawMessage(`{
