@@ -14,8 +14,8 @@ import (
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
-const memoriesUsage = `usage: cue memories search QUERY [--mode keyword|semantic|hybrid] [--kind K] [--repo R] [--limit N] [--all] [--json]
-       cue memories list [--kind K] [--repo R] [--since 2w] [--limit N] [--all] [--json]
+const memoriesUsage = `usage: cue memories search QUERY [--mode keyword|semantic|hybrid] [--kind K] [--repo R] [--tag T] [--limit N] [--all] [--json]
+       cue memories list [--kind K] [--repo R] [--tag T] [--since 2w] [--limit N] [--all] [--json]
        cue memories show HASH [--json]
        cue memories forget HASH [--repo R]`
 
@@ -45,6 +45,10 @@ func memoriesFind(verb string, args []string) error {
 	fs.StringVar(&f.Kind, "kind", "", "only this kind: decision, rationale, fact, preference, open_question, experience")
 	fs.StringVar(&f.Repo, "repo", "", "only memories of this repo")
 	fs.StringVar(&f.Since, "since", "", "only memories updated since a date (2024-01-01) or within an age (2w)")
+	fs.Func("tag", "only memories with this tag (repeat for any of several)", func(v string) error {
+		f.Tags = append(f.Tags, v)
+		return nil
+	})
 	limit := fs.Int("limit", 20, "memories to print")
 	mode := fs.String("mode", "", "keyword, semantic or hybrid (search; default hybrid)")
 	asJSON := fs.Bool("json", false, "print the memories as search_memories' hits in JSON")
@@ -63,7 +67,7 @@ func memoriesFind(verb string, args []string) error {
 	}
 	defer done()
 	filters := &f
-	if f.Kind == "" && f.Repo == "" && f.Since == "" {
+	if f.Kind == "" && f.Repo == "" && f.Since == "" && len(f.Tags) == 0 {
 		filters = nil
 	}
 	var out json.RawMessage
@@ -139,6 +143,9 @@ func memoriesShow(args []string) error {
 	}
 	if len(m.FilesTouched) > 0 {
 		fmt.Fprintf(tw, "files\t%s\n", strings.Join(m.FilesTouched, ", "))
+	}
+	if len(m.Tags) > 0 {
+		fmt.Fprintf(tw, "tags\t%s\n", strings.Join(m.Tags, ", "))
 	}
 	if len(m.Supersedes) > 0 {
 		fmt.Fprintf(tw, "supersedes\t%s\n", strings.Join(m.Supersedes, ", "))

@@ -373,7 +373,8 @@ func TestSearchMemoriesInvalidParams(t *testing.T) {
 		`{"query":"x","mode":"rrf"}`,
 		`{"query":"x","filters":{"kind":"idea"}}`,
 		`{"query":"x","filters":{"since":"last week"}}`,
-		`{"query":"x","filters":{"tags":["a"]}}`,
+		`{"query":"x","filters":{"tags":[""]}}`,
+		`{"query":"x","filters":{"labels":["a"]}}`,
 		`{"query":"x","semantic":true}`,
 	} {
 		_, err := e.Call(context.Background(), tools.SearchMemories, json.RawMessage(args))

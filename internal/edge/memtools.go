@@ -96,7 +96,7 @@ func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, 
 	if f == nil {
 		f = &tools.MemoryFilters{}
 	}
-	if !id.Restricted() && f.Repo == "" && f.Kind == "" && f.Session == "" && len(f.Files) == 0 && f.Since == "" {
+	if !id.Restricted() && f.Repo == "" && f.Kind == "" && f.Session == "" && len(f.Files) == 0 && len(f.Tags) == 0 && f.Since == "" {
 		return nil, nil
 	}
 	since := f.Since
@@ -178,7 +178,8 @@ func memoryPasses(rec *events.MemoryRecord, f *tools.MemoryFilters, when func(ti
 		when != nil && !when(rec.UpdatedAt):
 		return false
 	}
-	return len(f.Files) == 0 || touchesAny(rec.FilesTouched, f.Files)
+	return (len(f.Files) == 0 || touchesAny(rec.FilesTouched, f.Files)) &&
+		(len(f.Tags) == 0 || slices.ContainsFunc(rec.Tags, func(t string) bool { return slices.Contains(f.Tags, t) }))
 }
 
 // touchesAny reports whether any of files names a file of touched.
@@ -355,6 +356,7 @@ func memoryHit(rec *events.MemoryRecord, score float64) tools.MemoryHit {
 		Kind:         string(rec.Kind),
 		Rationale:    redact(rec.Rationale),
 		FilesTouched: files,
+		Tags:         slices.Clone(rec.Tags),
 		Confidence:   rec.Confidence,
 		Repo:         rec.Repo,
 		Session:      redact(rec.Session),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,6 +110,9 @@ func (e *Edge) updateMemory(ctx context.Context, raw json.RawMessage) (json.RawM
 	if save.Files = old.FilesTouched; a.Files != nil {
 		save.Files = a.Files
 	}
+	if save.Tags = old.Tags; a.Tags != nil {
+		save.Tags = a.Tags
+	}
 	res, err := e.storeMemory(ctx, tools.UpdateMemory, repo, save)
 	if err != nil {
 		return nil, err
@@ -137,6 +141,11 @@ func (e *Edge) storeMemory(ctx context.Context, tool, repo string, a tools.SaveM
 	for _, f := range a.Files {
 		f, _ = guard.Redact(f)
 		rec.FilesTouched = append(rec.FilesTouched, f)
+	}
+	for _, tag := range a.Tags {
+		if tag, _ = guard.Redact(strings.TrimSpace(tag)); !slices.Contains(rec.Tags, tag) {
+			rec.Tags = append(rec.Tags, tag)
+		}
 	}
 	for _, h := range a.Supersedes {
 		if h == memory.Hash(rec.Content) {

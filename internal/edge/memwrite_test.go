@@ -274,6 +274,59 @@ func TestUpdateMemory(t *testing.T) {
 	}
 }
 
+// Tags are the saver's labels: search_memories filters on any of them,
+// the same words saved with other tags gather them, and update_memory
+// keeps them unless given others.
+func TestMemoryTags(t *testing.T) {
+	h := newHarness(t)
+	r := h.start("")
+	e, st := h.writerEdge(r)
+	ctx := context.Background()
+	saved, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "fact", "text": "The staging database is rebuilt every night", "tags": []string{"staging", "ops", "staging"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "fact", "text": "The production database is backed up every night"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged := func(tags ...string) []string {
+		var hashes []string
+		for _, hit := range searchMem(t, e, map[string]any{"query": "database every night", "mode": "keyword", "filters": map[string]any{"tags": tags}}) {
+			hashes = append(hashes, hit.Hash)
+		}
+		return hashes
+	}
+	if got := tagged("ops", "billing"); !slices.Equal(got, []string{saved.Hash}) {
+		t.Errorf("filtered on ops or billing: %v, want the staging fact alone", got)
+	}
+	if got := tagged("billing"); len(got) != 0 {
+		t.Errorf("filtered on billing: %v, want nothing", got)
+	}
+	if _, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "fact", "text": "The production database is backed up every night", "tags": []string{"backups"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tagged("backups"); !slices.Equal(got, []string{other.Hash}) {
+		t.Errorf("after saving the same words with a tag: %v, want that memory tagged", got)
+	}
+	updated, err := callJSON[tools.UpdateMemoryResult](t, ctx, e, tools.UpdateMemory, map[string]any{
+		"hash": saved.Hash, "text": "The staging database is rebuilt every Sunday"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, err := st.Get(ctx, "app", updated.Hash); err != nil || !slices.Equal(rec.Tags, []string{"staging", "ops"}) {
+		t.Errorf("the corrected memory's tags: %+v %v, want the old ones", rec, err)
+	}
+	var te *tools.Error
+	if _, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "fact", "text": "x", "tags": []string{strings.Repeat("t", 65)}}); !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
+		t.Errorf("a 65-byte tag: %v, want -32602", err)
+	}
+}
+
 // search_memories answers brief hits unless asked for detail; get_memory
 // gives one whole by its hash, to callers that may read its repo.
 func TestBriefHitsAndGetMemory(t *testing.T) {

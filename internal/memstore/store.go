@@ -196,6 +196,8 @@ func (s *Store) PutRevision(ctx context.Context, rec events.MemoryRecord) (memor
 				next.Outcome = r.Outcome
 			}
 		}
+		// The same words saved with other tags gather them all.
+		next.Tags = union(cur.Tags, r.Tags, events.MaxTags)
 		rev, err := s.write(ctx, key, next, e.Revision())
 		if err != nil {
 			if isConflict(err) {

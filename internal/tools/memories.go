@@ -42,6 +42,7 @@ type SaveMemoryArgs struct {
 	Text      string   `json:"text"`
 	Rationale string   `json:"rationale,omitempty"`
 	Files     []string `json:"files,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
 	Repo      string   `json:"repo,omitempty"`
 	// Supersedes are hashes (from search_memories) of memories of the
 	// same repo this one replaces: a reversed decision, a corrected fact.
@@ -67,14 +68,16 @@ type SaveMemoryResult struct {
 }
 
 // UpdateMemoryArgs are update_memory's arguments: the hash of a live
-// memory and its corrected words. Kind, Rationale and Files default to
-// the old memory's; an empty Files (not an absent one) clears them.
+// memory and its corrected words. Kind, Rationale, Files and Tags default
+// to the old memory's; an empty Files or Tags (not an absent one) clears
+// them.
 type UpdateMemoryArgs struct {
 	Hash      string   `json:"hash"`
 	Text      string   `json:"text"`
 	Kind      string   `json:"kind,omitempty"`
 	Rationale *string  `json:"rationale,omitempty"`
 	Files     []string `json:"files,omitempty"`
+	Tags      []string `json:"tags,omitempty"`
 	Repo      string   `json:"repo,omitempty"`
 }
 
@@ -131,6 +134,7 @@ type MemoryBrief struct {
 	Content      string   `json:"content"`
 	Rationale    string   `json:"rationale,omitempty"`
 	FilesTouched []string `json:"files_touched,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
 	// Updated is the day it was last said, YYYY-MM-DD.
 	Updated      string   `json:"updated"`
 	Score        float64  `json:"score"`
@@ -141,7 +145,7 @@ type MemoryBrief struct {
 
 // Brief is h without its detail.
 func (h MemoryHit) Brief() MemoryBrief {
-	return MemoryBrief{Hash: h.Hash, Kind: h.Kind, Content: h.Content, Rationale: h.Rationale, FilesTouched: h.FilesTouched,
+	return MemoryBrief{Hash: h.Hash, Kind: h.Kind, Content: h.Content, Rationale: h.Rationale, FilesTouched: h.FilesTouched, Tags: h.Tags,
 		Updated: h.UpdatedAt.UTC().Format(time.DateOnly), Score: h.Score, Supersedes: h.Supersedes, SupersededBy: h.SupersededBy,
 		Fallback: h.Fallback}
 }
@@ -163,6 +167,8 @@ type MemoryFilters struct {
 	// matches when it ends with the given path at a '/' boundary, so
 	// "auth/token.go" finds "src/auth/token.go".
 	Files []string `json:"files,omitempty"`
+	// Tags matches memories with any of them.
+	Tags []string `json:"tags,omitempty"`
 	// Since keeps memories last updated since a date ("2024-01-01": from
 	// that day on) or within an age ("2w", "<3d"); list_tasks's ">",
 	// ">=", "<" and "<=" forms work too.
@@ -176,6 +182,7 @@ type MemoryHit struct {
 	Kind         string   `json:"kind"`
 	Rationale    string   `json:"rationale,omitempty"`
 	FilesTouched []string `json:"files_touched,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
 	Confidence   float64  `json:"confidence"`
 	Repo         string   `json:"repo"`
 	Session      string   `json:"session"`

@@ -183,6 +183,7 @@ var definitions = []*Definition{
         "kind": {"type": "string", "enum": ["decision", "rationale", "fact", "preference", "open_question", "experience"]},
         "session": {"type": "string", "minLength": 1, "maxLength": 200},
         "files": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 500}, "maxItems": 50, "description": "Memories touching any of these files (path suffix match: 'auth/token.go' finds 'src/auth/token.go')"},
+        "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 64}, "maxItems": 16, "description": "Memories with any of these tags"},
         "since": {"type": "string", "pattern": "^(|[<>]=?)([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+[hdwmy])$", "description": "Updated since a date ('2024-01-01') or age ('2w')"}
       },
       "additionalProperties": false
@@ -217,6 +218,7 @@ var definitions = []*Definition{
     "text": {"type": "string", "minLength": 1, "maxLength": 2000},
     "rationale": {"type": "string", "maxLength": 2000},
     "files": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 500}, "maxItems": 50},
+    "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 64}, "maxItems": 16},
     "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},
     "supersedes": {"type": "array", "items": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "maxItems": 16}
   },
@@ -235,6 +237,7 @@ var definitions = []*Definition{
     "kind": {"type": "string", "enum": ["decision", "rationale", "fact", "preference", "open_question", "experience"]},
     "rationale": {"type": "string", "maxLength": 2000},
     "files": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 500}, "maxItems": 50},
+    "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 64}, "maxItems": 16},
     "repo": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"}
   },
   "required": ["hash", "text"],

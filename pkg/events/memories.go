@@ -98,6 +98,12 @@ type MemoryRecord struct {
 // MaxSupersedes bounds MemoryRecord.Supersedes.
 const MaxSupersedes = 16
 
+// MaxTags bounds MemoryRecord.Tags, and MaxTagLen each tag's bytes.
+const (
+	MaxTags   = 16
+	MaxTagLen = 64
+)
+
 // MaxErrorFiles bounds MemoryRecord.ErrorFiles and
 // ExtractionRecord.ErrorFiles.
 const MaxErrorFiles = 32
@@ -125,6 +131,14 @@ func (r MemoryRecord) Validate() error {
 	}
 	if r.Hash != memory.Hash(r.Content) {
 		return fmt.Errorf("%w: memory.record: hash %s does not match its content", ErrMalformed, r.Hash)
+	}
+	if len(r.Tags) > MaxTags {
+		return fmt.Errorf("%w: memory.record: %d tags, more than %d", ErrMalformed, len(r.Tags), MaxTags)
+	}
+	for _, tag := range r.Tags {
+		if strings.TrimSpace(tag) == "" || len(tag) > MaxTagLen {
+			return fmt.Errorf("%w: memory.record: tag %q: give 1 to %d bytes", ErrMalformed, tag, MaxTagLen)
+		}
 	}
 	if len(r.Supersedes) > MaxSupersedes {
 		return fmt.Errorf("%w: memory.record: supersedes %d memories, more than %d", ErrMalformed, len(r.Supersedes), MaxSupersedes)

@@ -38,6 +38,9 @@ type Memory struct {
 	Kind         Kind     `json:"kind"`
 	Rationale    string   `json:"rationale,omitempty"`
 	FilesTouched []string `json:"files_touched,omitempty"`
+	// Tags are the saver's own labels (save_memory, update_memory), for
+	// filtering; they are not part of its identity.
+	Tags []string `json:"tags,omitempty"`
 	// Confidence is in [0, 1]. Extraction that gets none from its source
 	// stores DefaultConfidence.
 	Confidence float64 `json:"confidence"`
