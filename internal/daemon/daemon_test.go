@@ -278,9 +278,12 @@ func TestDaemonStopsWhenItsCacheIsDeleted(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "docs/a.md", "# Alpha\n")
 	n := startNode(t, root, nil)
-	if err := os.RemoveAll(n.ws.Cache()); err != nil {
-		t.Fatal(err)
-	}
+	// The daemon writes into its cache meanwhile: RemoveAll can find a
+	// directory refilled behind it ("directory not empty") and is asked
+	// again, as a user would run rm -rf again.
+	bustest.Eventually(t, 10*time.Second, "the cache deleted", func() bool {
+		return os.RemoveAll(n.ws.Cache()) == nil
+	})
 	select {
 	case <-n.exited:
 	case <-time.After(30 * time.Second):
