@@ -78,8 +78,8 @@ func (e *Edge) saveMemory(ctx context.Context, raw json.RawMessage) (json.RawMes
 
 // updateMemory corrects a live memory: the new words are saved as
 // save_memory saves them, superseding the old memory, which stays as
-// history linked both ways. Kind, rationale and files not given are the
-// old memory's.
+// history linked both ways. Kind, rationale, files and tags not given are
+// the old memory's.
 func (e *Edge) updateMemory(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	valid, err := tools.Validate(tools.UpdateMemory, raw)
 	if err != nil {
