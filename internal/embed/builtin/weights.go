@@ -2,22 +2,47 @@ package builtin
 
 import (
 	"embed"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
 	"strings"
 )
 
-//go:embed model/model.json model/vocab.json model/group1-shard*of7 model/LICENSE model/NOTICE model/PROVENANCE.md
+//go:embed model/model.json model/vocab.json model/LICENSE model/NOTICE model/PROVENANCE.md
 var modelFS embed.FS
 
-// readTensors slices the concatenated weight shards into named float32
-// tensors, in the order and shapes the TF.js manifest gives. Integer
-// tensors (graph constants) are skipped.
+// The weight shards are embedded as strings rather than in modelFS so the
+// tensors are decoded from the executable's pages in place, without a
+// 28 MB copy of the shards on the heap, and so those pages can be handed
+// back once decoded (releasePages).
+var (
+	//go:embed model/group1-shard1of7
+	shard1 string
+	//go:embed model/group1-shard2of7
+	shard2 string
+	//go:embed model/group1-shard3of7
+	shard3 string
+	//go:embed model/group1-shard4of7
+	shard4 string
+	//go:embed model/group1-shard5of7
+	shard5 string
+	//go:embed model/group1-shard6of7
+	shard6 string
+	//go:embed model/group1-shard7of7
+	shard7 string
+)
+
+var shards = map[string]string{
+	"group1-shard1of7": shard1, "group1-shard2of7": shard2, "group1-shard3of7": shard3,
+	"group1-shard4of7": shard4, "group1-shard5of7": shard5, "group1-shard6of7": shard6,
+	"group1-shard7of7": shard7,
+}
+
+// readTensors decodes the weight shards into named float32 tensors, in
+// the order and shapes the TF.js manifest gives, and then releases the
+// shards' pages: after the first embedding they would otherwise stay
+// resident beside the tensors decoded from them. Integer tensors (graph
+// constants) are skipped.
 func readTensors() (map[string]tensor, error) {
 	manifestJSON, err := modelFS.ReadFile("model/model.json")
 	if err != nil {
@@ -38,11 +63,18 @@ func readTensors() (map[string]tensor, error) {
 	}
 	out := make(map[string]tensor)
 	for _, group := range m.WeightsManifest {
-		data, err := readShards(group.Paths)
-		if err != nil {
-			return nil, err
+		parts := make([]string, len(group.Paths))
+		for i, p := range group.Paths {
+			s, ok := shards[p]
+			if !ok {
+				return nil, fmt.Errorf("manifest names shard %s, which is not embedded", p)
+			}
+			if len(s)%4 != 0 {
+				return nil, fmt.Errorf("shard %s: %d bytes, not whole 32-bit values", p, len(s))
+			}
+			parts[i] = s
 		}
-		off := 0
+		data := shardReader{parts: parts}
 		for _, w := range group.Weights {
 			n := 1
 			for _, d := range w.Shape {
@@ -51,56 +83,65 @@ func readTensors() (map[string]tensor, error) {
 			if w.Dtype != "float32" && w.Dtype != "int32" {
 				return nil, fmt.Errorf("tensor %s: unsupported dtype %s", w.Name, w.Dtype)
 			}
-			if off+4*n > len(data) {
+			var v []float32
+			if w.Dtype == "float32" {
+				v = make([]float32, n)
+			}
+			if !data.read(n, v) {
 				return nil, fmt.Errorf("tensor %s: shards too short", w.Name)
 			}
-			if w.Dtype == "float32" {
-				v := make([]float32, n)
-				for i := range v {
-					v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
-				}
+			if v != nil {
 				out[w.Name] = tensor{shape: w.Shape, data: v}
 			}
-			off += 4 * n
 		}
-		if off != len(data) {
-			return nil, fmt.Errorf("manifest covers %d of %d shard bytes", off, len(data))
+		if rest := data.remaining(); rest != 0 {
+			return nil, fmt.Errorf("manifest leaves %d shard bytes unread", rest)
+		}
+		for _, s := range parts {
+			releasePages(s)
 		}
 	}
 	return out, nil
 }
 
-// readShards concatenates the shard files into one buffer, read in place
-// rather than copied file by file: the weights are 28 MB.
-func readShards(paths []string) ([]byte, error) {
-	files := make([]fs.File, len(paths))
-	size := int64(0)
-	for i, p := range paths {
-		f, err := modelFS.Open("model/" + p)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		info, err := f.Stat()
-		if err != nil {
-			return nil, err
-		}
-		files[i] = f
-		size += info.Size()
+// shardReader reads little-endian 32-bit values from shards that are, end
+// to end, one buffer. Every shard holds whole values, so none straddles two.
+type shardReader struct {
+	parts []string
+	part  int // the shard being read
+	off   int // the byte offset in it
+}
+
+// read consumes n values, decoding them into into when it is not nil; it
+// reports false if fewer than n remain.
+func (r *shardReader) read(n int, into []float32) bool {
+	if r.remaining() < 4*n {
+		return false
 	}
-	data := make([]byte, size)
-	off := 0
-	for _, f := range files {
-		n, err := io.ReadFull(f, data[off:])
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, err
+	for done := 0; done < n; {
+		for r.off == len(r.parts[r.part]) {
+			r.part, r.off = r.part+1, 0
 		}
-		off += n
+		s := r.parts[r.part]
+		take := min(n-done, (len(s)-r.off)/4)
+		if into != nil {
+			for i := range take {
+				o := r.off + 4*i
+				into[done+i] = math.Float32frombits(uint32(s[o]) | uint32(s[o+1])<<8 | uint32(s[o+2])<<16 | uint32(s[o+3])<<24)
+			}
+		}
+		done += take
+		r.off += 4 * take
 	}
-	if off != len(data) {
-		return nil, fmt.Errorf("read %d of %d shard bytes", off, len(data))
+	return true
+}
+
+func (r *shardReader) remaining() int {
+	n := 0
+	for i := r.part; i < len(r.parts); i++ {
+		n += len(r.parts[i])
 	}
-	return data, nil
+	return n - r.off
 }
 
 type tensor struct {
