@@ -412,9 +412,6 @@ func (m *Materialiser) rebuild() error {
 		}
 	}
 	m.rev, m.settled = rev, rev
-	if err := m.rebuildVectors(); err != nil {
-		return err
-	}
 	m.logger.Info("rebuilt the doc index from the store", "docs", len(m.docs), "revision", rev, "saved_keyword_index", fromSnapshot, "took", time.Since(start))
 	return nil
 }

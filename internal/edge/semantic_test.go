@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/cuedeck/cuedeck/internal/docparse"
 	"github.com/cuedeck/cuedeck/internal/embed"
@@ -317,20 +320,70 @@ func TestVectorsSurviveRestart(t *testing.T) {
 	h, r, _ := semanticFixture(t, dir)
 	vrev := r.m.VectorRevision()
 	r.stop()
-	// Open rebuilds the vectors from the store before any watch runs.
-	r = h.start(dir)
-	if st := r.m.Status(); st.VectorDocs != 3 || st.VectorRevision < vrev || st.VectorBytes <= 0 {
-		t.Fatalf("after reopen: %+v, want 3 docs at revision %d", st, vrev)
+	// The store keeps no copy of the vectors: cue_vectors is replayed.
+	r = h.open(dir)
+	if st := r.m.Status(); st.VectorDocs != 0 || st.VectorRevision != 0 {
+		t.Fatalf("opened, not yet following cue_vectors: %+v, want no vectors", st)
+	}
+	r.run()
+	r.waitVectors(vrev)
+	if st := r.m.Status(); st.VectorDocs != 3 || st.VectorBytes <= 0 {
+		t.Fatalf("after the replay: %+v, want 3 docs at revision %d", st, vrev)
 	}
 	hits := r.search(map[string]any{"query": "production", "mode": "semantic"})
 	if len(hits) == 0 || hits[0].Path != "docs/deploy.md" {
 		t.Fatalf("after reopen: %v", paths(hits))
 	}
-	// The watch resumes after the mark: a new record is applied.
+	// The watch goes on: a new record is applied.
 	r.waitVectors(h.putVectors(testModel, fixtureDocs()[3], chunkSpec{1, 4, "production failure"}))
 	hits = r.search(map[string]any{"query": "production failure", "mode": "semantic"})
 	if len(hits) == 0 || hits[0].Path != "src/auth.go" || r.m.Status().VectorDocs != 4 {
 		t.Fatalf("after resume: %v", paths(hits))
+	}
+}
+
+// A store an earlier release kept vectors in loses them at open and keeps
+// its documents: they would only take disk.
+func TestOpenDropsVectorsAnEarlierReleaseStored(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenStore(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &Doc{Key: "app.docs/a.md", Rev: 1, Record: mdRecord("app", "docs/a.md", "# A\n", nil)}
+	if err := s.Apply([]Change{{Key: doc.Key, Rev: 1, Doc: doc}}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.db.Update(func(txn *badger.Txn) error {
+		return errors.Join(txn.Set([]byte("v/test/app.docs/a.md"), []byte("old vectors")), txn.Set([]byte("m/vrev/test"), make([]byte, 8)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenStore(dir, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	left := 0
+	err = s.db.View(func(txn *badger.Txn) error {
+		for _, prefix := range [][]byte{vecPrefix, vecRevPrefix} {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+			for it.Rewind(); it.Valid(); it.Next() {
+				left++
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil || left != 0 {
+		t.Fatalf("%d stored vector keys left after open (%v)", left, err)
+	}
+	if rev, err := s.LastRevision(); err != nil || rev != 1 {
+		t.Fatalf("documents' revision after open: %d, %v; want 1", rev, err)
 	}
 }
 

@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -54,29 +53,6 @@ func (s *Store) sourceID(bucket string) (string, error) {
 	return id, err
 }
 
-// vectorRevisions is the highest cue_vectors revision applied for any
-// model.
-func (s *Store) vectorRevisions() (uint64, error) {
-	var top uint64
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: vecRevPrefix})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			err := it.Item().Value(func(v []byte) error {
-				if len(v) == 8 {
-					top = max(top, binary.BigEndian.Uint64(v))
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return top, err
-}
-
 // reconcileSources compares the store with the buckets it was built from
 // and discards what another incarnation of a bucket, or a bucket that is
 // behind it, makes wrong: every document for cue_docs, every vector for
@@ -112,21 +88,6 @@ func (s *Store) reconcileSources(src Sources) (discarded []string, err error) {
 			return nil, err
 		}
 		discarded = append(discarded, why)
-	} else {
-		vrev, err := s.vectorRevisions()
-		if err != nil {
-			return nil, fmt.Errorf("edge: read vector revisions: %w", err)
-		}
-		why, err := check(events.VectorsBucket, vrev)
-		if err != nil {
-			return nil, err
-		}
-		if why != "" {
-			if err := s.db.DropPrefix(vecPrefix, vecRevPrefix); err != nil {
-				return nil, fmt.Errorf("edge: discard the stored vectors: %w", err)
-			}
-			discarded = append(discarded, why)
-		}
 	}
 	err = s.db.Update(func(txn *badger.Txn) error {
 		for bucket, st := range src {

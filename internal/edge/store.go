@@ -84,6 +84,10 @@ func OpenStore(dir string, logger *slog.Logger) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.dropStoredVectors(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("edge: drop the vectors stored by an earlier release in %s: %w", dir, err)
+	}
 	return s, nil
 }
 

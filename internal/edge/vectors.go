@@ -23,31 +23,6 @@ type vecState struct {
 	chunks  []vector.Chunk // vectors not in the index; nil while indexed
 }
 
-// rebuildVectors loads the model's stored vectors at open.
-func (m *Materialiser) rebuildVectors() error {
-	if m.vindex == nil {
-		return nil
-	}
-	rev, err := m.store.LastVectorRevision(m.model)
-	if err != nil {
-		return err
-	}
-	m.loading("loading the stored vectors", 0)
-	err = m.store.ForEachVectors(m.model, func(v Vectors) error {
-		m.vecs[v.Key] = &vecState{sha: v.SHA256, chunks: v.Chunks}
-		m.syncVectorsLocked(v.Key)
-		if n := len(m.vecs); n%1000 == 0 {
-			m.loading("loading the stored vectors", n)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	m.vrev = rev
-	return nil
-}
-
 // syncVectorsLocked puts key's vectors in the index when they embed the
 // document's current content and takes them out when they do not.
 func (m *Materialiser) syncVectorsLocked(key string) {
@@ -89,8 +64,10 @@ func (m *Materialiser) WaitVectorRevision(ctx context.Context, rev uint64) error
 	return m.waitFor(ctx, "vector revision", rev, func() uint64 { return m.vrev })
 }
 
-// applyVectors stores a batch of cue_vectors entries and then brings the
-// vector index in step, as apply does for documents.
+// applyVectors brings the vector index in step with a batch of
+// cue_vectors entries. Vectors are kept in memory only: the bucket is
+// their copy on disk, replayed at each start (a copy in the store too was
+// a fifth of the workspace's cache with every file embedded).
 func (m *Materialiser) applyVectors(_ context.Context, entries []jetstream.KeyValueEntry) error {
 	last := m.VectorRevision()
 	changes := make([]VectorChange, 0, len(entries))
@@ -102,16 +79,6 @@ func (m *Materialiser) applyVectors(_ context.Context, entries []jetstream.KeyVa
 		if c, ok := m.vectorChange(e); ok {
 			changes = append(changes, c)
 		}
-	}
-	if len(changes) == 0 {
-		// Nothing of this model: remember the revision in memory only;
-		// a restart re-reads the entries and skips them again.
-		m.advanceVectors(nil, last)
-		return nil
-	}
-	changes[len(changes)-1].Rev = last
-	if err := m.store.ApplyVectors(m.model, changes); err != nil {
-		return fmt.Errorf("%w: %w", errStore, err)
 	}
 	m.advanceVectors(changes, last)
 	return nil
