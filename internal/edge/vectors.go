@@ -109,13 +109,22 @@ func (m *Materialiser) vectorChange(e jetstream.KeyValueEntry) (c VectorChange, 
 		err = fmt.Errorf("record has %d dimensions, the model %d", rec.Dimensions, m.vindex.Dimensions())
 	}
 	v := &Vectors{Key: c.Key, SHA256: rec.SHA256, Chunks: make([]vector.Chunk, len(rec.Chunks))}
+	// int8 codes go to the index as they are, all of a record's in one
+	// buffer; a record of float32s (events 1.0) is decoded to them.
+	codes := make([]byte, 0, len(rec.Chunks)*(4+rec.Dimensions))
 	for i := 0; err == nil && i < len(rec.Chunks); i++ {
 		ch := rec.Chunks[i]
-		var f []float32
-		if f, err = events.DecodeVector(ch.Vector); err == nil && len(f) != rec.Dimensions {
-			err = fmt.Errorf("chunk %d has %d dimensions", i, len(f))
+		c := vector.Chunk{StartLine: ch.StartLine, EndLine: ch.EndLine}
+		start, ok := len(codes), false
+		if codes, ok, err = events.AppendVectorCodes(codes, ch.Vector); ok {
+			c.Codes = codes[start:len(codes):len(codes)]
+		} else {
+			c.Vector, err = events.DecodeVector(ch.Vector)
 		}
-		v.Chunks[i] = vector.Chunk{StartLine: ch.StartLine, EndLine: ch.EndLine, Vector: f}
+		if n := c.Dims(); err == nil && n != rec.Dimensions {
+			err = fmt.Errorf("chunk %d has %d dimensions", i, n)
+		}
+		v.Chunks[i] = c
 	}
 	if err != nil {
 		log.Warn("undecodable vector record; dropping the document's vectors until the embedder rewrites them", "err", err)

@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
 )
 
 func sampleEvents() []Event {
@@ -220,6 +223,26 @@ func TestVectorRecordInt8(t *testing.T) {
 	}
 	if z, err := DecodeVector(EncodeInt8Vector(make([]float32, 3))); err != nil || !slices.Equal(z, make([]float32, 3)) {
 		t.Fatalf("zero vector = %v, %v", z, err)
+	}
+}
+
+// Edges take int8 codes as they are: AppendVectorCodes gives the bytes
+// vector.AppendCodes wrote, appended after what dst held; a float vector is
+// left to DecodeVector; damaged codes are refused.
+func TestAppendVectorCodes(t *testing.T) {
+	v := []float32{0.5, -0.25, 0.001, 0, -0.8, 0.1}
+	head := []byte("head")
+	got, ok, err := AppendVectorCodes(head, EncodeInt8Vector(v))
+	if err != nil || !ok || !bytes.Equal(got, vector.AppendCodes([]byte("head"), v)) {
+		t.Fatalf("AppendVectorCodes = %v, %v, %v; want head and vector.AppendCodes", got, ok, err)
+	}
+	if got, ok, err := AppendVectorCodes(head, EncodeVector(v)); ok || err != nil || string(got) != "head" {
+		t.Fatalf("a float vector: %q, %v, %v; want dst unchanged and ok false", got, ok, err)
+	}
+	for _, bad := range []string{"q8:!!!", "q8:AAA=", EncodeInt8Vector(v)[:3] + base64.StdEncoding.EncodeToString([]byte{0, 0, 0xc0, 0xff, 1})} {
+		if got, ok, err := AppendVectorCodes(head, bad); !ok || !errors.Is(err, ErrMalformed) || string(got) != "head" {
+			t.Errorf("%q: %q, %v, %v; want ErrMalformed and dst unchanged", bad, got, ok, err)
+		}
 	}
 }
 

@@ -221,16 +221,45 @@ func DecodeVector(s string) ([]float32, error) {
 	return v, nil
 }
 
+// AppendVectorCodes appends to dst the scale and int8 codes of a vector
+// EncodeInt8Vector encoded, as vector.AppendCodes lays them out, without
+// going through float32s; ok is false, and dst returned as it is, for a
+// vector EncodeVector encoded (DecodeVector reads those).
+func AppendVectorCodes(dst []byte, s string) (out []byte, ok bool, err error) {
+	rest, ok := strings.CutPrefix(s, int8Prefix)
+	if !ok {
+		return dst, false, nil
+	}
+	start := len(dst)
+	out, err = base64.StdEncoding.AppendDecode(dst, []byte(rest))
+	if err != nil {
+		return dst, true, fmt.Errorf("%w: int8 vector: %v", ErrMalformed, err)
+	}
+	if err := checkCodes(out[start:]); err != nil {
+		return dst, true, err
+	}
+	return out, true, nil
+}
+
+// checkCodes refuses codes without a scale or with one that maps them to
+// no vector.
+func checkCodes(b []byte) error {
+	if len(b) < 4 {
+		return fmt.Errorf("%w: int8 vector of %d bytes has no scale", ErrMalformed, len(b))
+	}
+	if scale := vector.CodesScale(b); math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
+		return fmt.Errorf("%w: int8 vector with scale %v", ErrMalformed, scale)
+	}
+	return nil
+}
+
 func decodeInt8Vector(s string) ([]float32, error) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: int8 vector: %v", ErrMalformed, err)
 	}
-	if len(b) < 4 {
-		return nil, fmt.Errorf("%w: int8 vector of %d bytes has no scale", ErrMalformed, len(b))
-	}
-	if scale := vector.CodesScale(b); math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
-		return nil, fmt.Errorf("%w: int8 vector with scale %v", ErrMalformed, scale)
+	if err := checkCodes(b); err != nil {
+		return nil, err
 	}
 	v := make([]float32, len(b)-4)
 	vector.DecodeCodes(v, b)

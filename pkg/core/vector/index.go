@@ -17,6 +17,19 @@ type Chunk struct {
 	StartLine int
 	EndLine   int
 	Vector    []float32
+	// Codes, when set, is the vector as AppendCodes writes it (the scale,
+	// then one int8 code per dimension) and Vector is unused: what the
+	// index keeps, taken as it is. An edge replaying records of int8
+	// codes spares a float32 copy of each vector and its quantisation.
+	Codes []byte
+}
+
+// Dims is the length of c's vector.
+func (c Chunk) Dims() int {
+	if c.Codes != nil {
+		return len(c.Codes) - 4
+	}
+	return len(c.Vector)
 }
 
 // Hit is a document's best chunk for a query.
@@ -81,8 +94,8 @@ func (ix *Index) Dimensions() int { return ix.dims }
 // leaves the index unchanged.
 func (ix *Index) Upsert(id string, chunks []Chunk) error {
 	for i, c := range chunks {
-		if len(c.Vector) != ix.dims {
-			return fmt.Errorf("%w: %s chunk %d has %d, want %d", ErrDimensions, id, i, len(c.Vector), ix.dims)
+		if c.Dims() != ix.dims {
+			return fmt.Errorf("%w: %s chunk %d has %d, want %d", ErrDimensions, id, i, c.Dims(), ix.dims)
 		}
 	}
 	if len(chunks) == 0 {
@@ -125,7 +138,15 @@ func (ix *Index) Upsert(id string, chunks []Chunk) error {
 func (ix *Index) writeLocked(first int, chunks []Chunk) {
 	for i, c := range chunks {
 		r := first + i
-		ix.scales[r] = Quantize(ix.codes[r*ix.dims:(r+1)*ix.dims], c.Vector)
+		row := ix.codes[r*ix.dims : (r+1)*ix.dims]
+		if c.Codes != nil {
+			ix.scales[r] = CodesScale(c.Codes)
+			for j, b := range c.Codes[4:] {
+				row[j] = int8(b)
+			}
+		} else {
+			ix.scales[r] = Quantize(row, c.Vector)
+		}
 		ix.lines[r] = lineRange{int32(c.StartLine), int32(c.EndLine)}
 	}
 }

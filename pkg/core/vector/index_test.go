@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -270,5 +271,41 @@ func TestQuantizeOfDequantizedCodesIsTheSame(t *testing.T) {
 		if s := Quantize(again, back); s != scale || !slices.Equal(again, codes) {
 			t.Fatalf("re-quantised: scale %g vs %g, codes equal %v", s, scale, slices.Equal(again, codes))
 		}
+	}
+}
+
+// Codes upserted as they are hold what upserting their vector would: the
+// same stored vector and the same scores; codes of the wrong length are
+// refused as a vector would be.
+func TestUpsertCodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const dims = 64
+	byVector, byCodes := New(dims), New(dims)
+	var vecs, codes []Chunk
+	for i := range 5 {
+		v := unit(rng, dims)
+		vecs = append(vecs, Chunk{StartLine: i + 1, EndLine: i + 2, Vector: v})
+		codes = append(codes, Chunk{StartLine: i + 1, EndLine: i + 2, Codes: AppendCodes(nil, v)})
+	}
+	if err := byVector.Upsert("a", vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := byCodes.Upsert("a", codes); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := byVector.Get("a")
+	got, _ := byCodes.Get("a")
+	for i := range want {
+		if !slices.Equal(got[i].Vector, want[i].Vector) || got[i].StartLine != want[i].StartLine {
+			t.Fatalf("chunk %d: codes stored %v, the vector %v", i, got[i], want[i])
+		}
+	}
+	q := unit(rng, dims)
+	if a, b := byVector.Search(q, 1, nil), byCodes.Search(q, 1, nil); !slices.Equal(a, b) {
+		t.Fatalf("search: %v by vector, %v by codes", a, b)
+	}
+	short := []Chunk{{StartLine: 1, EndLine: 1, Codes: AppendCodes(nil, unit(rng, dims-1))}}
+	if err := byCodes.Upsert("b", short); !errors.Is(err, ErrDimensions) {
+		t.Fatalf("codes of %d dimensions: %v, want ErrDimensions", dims-1, err)
 	}
 }
