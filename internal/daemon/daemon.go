@@ -9,7 +9,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -448,8 +450,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if embedder != nil {
 		g.Start("embedder", embedder.Run)
 	}
+	held := holdDirs(ws)
 	g.Start("workspace-lock", func(ctx context.Context) error {
-		err := watchLock(ctx, ws, lock)
+		err := watchLock(ctx, ws, lock, held)
 		if err != nil {
 			cacheLost.Store(true)
 			g.BoundStop(lockLostStopBound)
@@ -542,10 +545,14 @@ func unlessCacheLost(lost *atomic.Bool, log *slog.Logger, name string, stop func
 }
 
 // watchLock fails when the workspace's lock file is no longer the one
-// lock holds: the cache was deleted or replaced under the daemon, its
-// stores are gone from under it, and another daemon could start beside
-// it. Stopping is the honest answer; a new start rebuilds the cache.
-func watchLock(ctx context.Context, ws *workspace.Workspace, lock *workspace.Lock) error {
+// lock holds, or when a store directory the daemon holds open was deleted
+// or replaced: the cache (or part of it) was removed under the daemon,
+// its stores are gone from under it, and with the lock gone another
+// daemon could start beside it. An embedded NATS server restarted in
+// place (after a write error) would come back without its streams, and
+// the edges would go on answering from what they hold, ready and wrong.
+// Stopping is the honest answer; a new start rebuilds the cache.
+func watchLock(ctx context.Context, ws *workspace.Workspace, lock *workspace.Lock, held []heldDir) error {
 	t := time.NewTicker(lockCheckEvery)
 	defer t.Stop()
 	for {
@@ -557,7 +564,44 @@ func watchLock(ctx context.Context, ws *workspace.Workspace, lock *workspace.Loc
 		if !lock.Intact(ws.LockPath()) {
 			return fmt.Errorf("the workspace cache %s was deleted or replaced under the running daemon, which stops rather than serve state that is gone: start it again with `cue up`, which rebuilds the cache from the files and the task log", ws.Cache())
 		}
+		for _, d := range held {
+			if !d.intact() {
+				return fmt.Errorf("%s was deleted or replaced under the running daemon, which stops rather than serve state that is gone: start it again with `cue up`, which rebuilds it from the files and the task log", d.path)
+			}
+		}
 	}
+}
+
+// heldDir is a directory of the cache a store keeps open, as it was when
+// the daemon opened it.
+type heldDir struct {
+	path string
+	info os.FileInfo
+}
+
+// intact reports whether d's path is still the directory opened. As for
+// the lock file, only a missing or different directory counts: a stat
+// that fails otherwise is not evidence enough to stop a daemon.
+func (d heldDir) intact() bool {
+	now, err := os.Stat(d.path)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	return os.SameFile(d.info, now)
+}
+
+// holdDirs notes the store directories of ws that exist now and that the
+// daemon opened before it runs its services: the embedded NATS server's,
+// the edge's store and the vector cache. Ingest and the transcript tailer
+// open theirs as they start, and may first move a damaged one aside.
+func holdDirs(ws *workspace.Workspace) []heldDir {
+	var held []heldDir
+	for _, p := range []string{ws.NATSStoreDir(), filepath.Join(ws.NATSStoreDir(), "jetstream"), ws.StateDir("edge"), ws.StateDir("embed")} {
+		if info, err := os.Stat(p); err == nil && info.IsDir() {
+			held = append(held, heldDir{path: p, info: info})
+		}
+	}
+	return held
 }
 
 // Caller is how `cue mcp` reaches the tools of the daemon info describes:

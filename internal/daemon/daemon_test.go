@@ -310,6 +310,46 @@ func TestDaemonStopsWhenItsCacheIsDeleted(t *testing.T) {
 	}
 }
 
+// Part of the cache deleted under a running daemon: the embedded NATS
+// server's store or the edge's. The daemon stops and says to start it
+// again, rather than serve what it held while the streams are gone (a
+// NATS server restarted after the write errors comes back without them).
+// The next start rebuilds from the files: a file written meanwhile is
+// found.
+func TestDaemonStopsWhenAStoreDirectoryIsDeleted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dir  func(ws *workspace.Workspace) string
+	}{
+		{"nats", func(ws *workspace.Workspace) string { return ws.NATSStoreDir() }},
+		{"edge", func(ws *workspace.Workspace) string { return ws.StateDir("edge") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, "docs/a.md", "# Alpha\n")
+			n := startNode(t, root, nil)
+			bustest.Eventually(t, 30*time.Second, "a.md indexed", func() bool { return n.finds(t, "alpha", "docs/a.md") })
+			dir := tc.dir(n.ws)
+			bustest.Eventually(t, 10*time.Second, dir+" deleted", func() bool { return os.RemoveAll(dir) == nil })
+			write(t, root, "docs/b.md", "# Bravo\n")
+			select {
+			case <-n.exited:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the daemon kept running with %s deleted", dir)
+			}
+			if err := *n.runErr; err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "cue up") {
+				t.Errorf("the daemon's error: %v, want it to name %s and say to run `cue up`", err, dir)
+			}
+			n.stop = func() error { return nil }
+
+			again := startNode(t, root, nil)
+			bustest.Eventually(t, 30*time.Second, "both files found after the restart", func() bool {
+				return again.finds(t, "alpha", "docs/a.md") && again.finds(t, "bravo", "docs/b.md")
+			})
+		})
+	}
+}
+
 // BenchmarkSaveToFindable measures the time from writing a file to the
 // moment read_context finds it, through ingest (debounce 500 ms), JetStream,
 // the indexer, cue_docs and the edge.

@@ -318,7 +318,7 @@ func (s *Store) ForEach(fn func(Doc) error) error {
 // Close syncs the store to disk and closes it.
 func (s *Store) Close() error {
 	syncErr := s.db.Sync()
-	if err := s.db.Close(); err != nil {
+	if err := localdb.Close(s.db); err != nil {
 		return fmt.Errorf("edge: close store: %w", err)
 	}
 	if syncErr != nil && !s.db.Opts().InMemory {

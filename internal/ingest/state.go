@@ -74,7 +74,7 @@ func openState(dir string, logger *slog.Logger) (*stateStore, error) {
 	return &stateStore{db: db}, nil
 }
 
-func (s *stateStore) close() error { return s.db.Close() }
+func (s *stateStore) close() error { return localdb.Close(s.db) }
 
 func stateKey(repo, path string) []byte {
 	return []byte("f\x00" + repo + "\x00" + path)

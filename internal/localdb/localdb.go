@@ -5,9 +5,13 @@
 package localdb
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -55,3 +59,41 @@ func (b badgerLogger) Warningf(f string, a ...any) {
 }
 func (badgerLogger) Infof(string, ...any)  {}
 func (badgerLogger) Debugf(string, ...any) {}
+
+// closeGrace is how long Close keeps waiting once the store's directory
+// is gone.
+const closeGrace = 2 * time.Second
+
+// Close closes db. Badger retries a failed memtable flush forever, so a
+// store whose directory was deleted under it would never close and would
+// hold up the process's stop: once the directory is gone, Close stops
+// waiting after closeGrace and returns an error naming it, leaving the
+// store's goroutines behind (the process is stopping).
+func Close(db *badger.DB) error {
+	done := make(chan error, 1)
+	go func() { done <- db.Close() }()
+	opts := db.Opts()
+	if opts.InMemory {
+		return <-done
+	}
+	t := time.NewTicker(closeGrace / 8)
+	defer t.Stop()
+	var goneSince time.Time
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+		}
+		if _, err := os.Stat(opts.Dir); !errors.Is(err, fs.ErrNotExist) {
+			goneSince = time.Time{}
+			continue
+		}
+		if goneSince.IsZero() {
+			goneSince = time.Now()
+		}
+		if time.Since(goneSince) >= closeGrace {
+			return fmt.Errorf("the store in %s was deleted while it was open; left it unclosed (its unsaved writes are lost; the next start rebuilds it)", opts.Dir)
+		}
+	}
+}

@@ -54,7 +54,7 @@ func openState(dir string, logger *slog.Logger) (*stateStore, error) {
 	return &stateStore{db: db}, nil
 }
 
-func (s *stateStore) close() error { return s.db.Close() }
+func (s *stateStore) close() error { return localdb.Close(s.db) }
 
 func stateKey(path string) []byte { return []byte("t\x00" + path) }
 

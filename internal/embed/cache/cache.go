@@ -100,7 +100,7 @@ func (c *Cache) checkFormat(logger *slog.Logger) error {
 }
 
 // Close syncs and closes the cache.
-func (c *Cache) Close() error { return c.db.Close() }
+func (c *Cache) Close() error { return localdb.Close(c.db) }
 
 // Stats returns the hit and miss counts.
 func (c *Cache) Stats() Stats { return Stats{Hits: c.hits.Load(), Misses: c.misses.Load()} }
