@@ -33,6 +33,8 @@ type harness struct {
 	emb embed.Embedder
 	// mkv is cue_memories.
 	mkv jetstream.KeyValue
+	// vectorsAfter is Config.VectorsAfter of the edges open opens.
+	vectorsAfter <-chan struct{}
 }
 
 func newHarness(t testing.TB) *harness {
@@ -106,7 +108,7 @@ func (h *harness) start(dir string) *running {
 // held.
 func (h *harness) open(dir string) *running {
 	h.t.Helper()
-	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Vectors: h.vkv, Memories: h.mkv, Embedder: h.emb, Logger: testLogger(h.t)})
+	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Vectors: h.vkv, Memories: h.mkv, Embedder: h.emb, VectorsAfter: h.vectorsAfter, Logger: testLogger(h.t)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -92,6 +92,12 @@ type Config struct {
 	// Loading, if set, hears how far Open is in loading the store: what
 	// it is doing and how many documents it has done, every thousand.
 	Loading func(what string, done int)
+	// VectorsAfter, if set, holds the replay of cue_vectors back until it
+	// is closed. The vectors are not stored, so every start replays them
+	// (tens of MB for a few thousand files): a daemon lets its start
+	// finish first, which the replay would otherwise slow on a small
+	// machine. Hybrid answers meanwhile say how few vectors they had.
+	VectorsAfter <-chan struct{}
 	// Sources, if set, are the streams behind the buckets as they are
 	// now (ReadSources): a store built from another incarnation of a
 	// bucket, or from further than the bucket now reaches, is discarded
@@ -579,6 +585,8 @@ type feed struct {
 	source any
 	// progress records applied batches and the replay's end, for Feeds.
 	progress *feedProgress
+	// after, if set, is closed when the feed may start.
+	after <-chan struct{}
 }
 
 // followAll follows cue_docs, cue_memories and, with an embedder,
@@ -607,6 +615,7 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 			rev:    m.VectorRevision,
 			apply:  m.applyVectors,
 			source: m.cfg.Vectors,
+			after:  m.cfg.VectorsAfter,
 			ready: func() {
 				m.logger.Info("cue_vectors replay done", "model", m.model, "docs", m.Status().VectorDocs, "revision", m.VectorRevision())
 			},
@@ -641,6 +650,13 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 
 // follow watches f until ctx ends or the store fails.
 func (m *Materialiser) follow(ctx context.Context, f feed) error {
+	if f.after != nil {
+		select {
+		case <-f.after:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	delay := 100 * time.Millisecond
 	for first := true; ; first = false {
 		if !first {
@@ -1282,13 +1298,15 @@ type Options struct {
 	Gate *priority.Gate
 	// Loading is Config.Loading.
 	Loading func(what string, done int)
+	// VectorsAfter is Config.VectorsAfter.
+	VectorsAfter <-chan struct{}
 }
 
 // OpenOnWith is OpenOn with options: the materialiser also follows the
 // cue_memories bucket and, with an Embedder, that model's records in the
 // cue_vectors bucket, which must then exist too.
 func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Options) (*Materialiser, error) {
-	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder, BeforeApply: opts.BeforeApply, Gate: opts.Gate, Loading: opts.Loading}
+	cfg := Config{Dir: dir, Logger: opts.Logger, Embedder: opts.Embedder, BeforeApply: opts.BeforeApply, Gate: opts.Gate, Loading: opts.Loading, VectorsAfter: opts.VectorsAfter}
 	mems, err := js.KeyValue(ctx, events.MemoriesBucket)
 	if err != nil {
 		return nil, fmt.Errorf("edge: bucket %s: %w (run `cue up` or the provisioning of this release to create it)", events.MemoriesBucket, err)

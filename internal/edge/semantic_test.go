@@ -320,12 +320,27 @@ func TestVectorsSurviveRestart(t *testing.T) {
 	h, r, _ := semanticFixture(t, dir)
 	vrev := r.m.VectorRevision()
 	r.stop()
-	// The store keeps no copy of the vectors: cue_vectors is replayed.
+	// The store keeps no copy of the vectors: cue_vectors is replayed,
+	// once VectorsAfter lets it (a daemon first finishes its start).
+	after := make(chan struct{})
+	h.vectorsAfter = after
 	r = h.open(dir)
 	if st := r.m.Status(); st.VectorDocs != 0 || st.VectorRevision != 0 {
 		t.Fatalf("opened, not yet following cue_vectors: %+v, want no vectors", st)
 	}
 	r.run()
+	select {
+	case <-r.m.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not ready while the vectors are held back")
+	}
+	if hits := r.search(map[string]any{"query": "rollback", "mode": "keyword"}); len(hits) == 0 || hits[0].Path != "docs/deploy.md" {
+		t.Fatal("no keyword answer while the vectors are held back")
+	}
+	if st := r.m.Status(); st.VectorDocs != 0 {
+		t.Fatalf("%d documents with vectors before VectorsAfter was closed", st.VectorDocs)
+	}
+	close(after)
 	r.waitVectors(vrev)
 	if st := r.m.Status(); st.VectorDocs != 3 || st.VectorBytes <= 0 {
 		t.Fatalf("after the replay: %+v, want 3 docs at revision %d", st, vrev)

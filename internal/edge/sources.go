@@ -53,12 +53,11 @@ func (s *Store) sourceID(bucket string) (string, error) {
 	return id, err
 }
 
-// reconcileSources compares the store with the buckets it was built from
-// and discards what another incarnation of a bucket, or a bucket that is
-// behind it, makes wrong: every document for cue_docs, every vector for
-// cue_vectors. It then records the incarnations, and returns one line per
-// discard saying what was found; the materialiser then replays the bucket
-// from its start.
+// reconcileSources compares the store with the bucket it was built from
+// and discards every document when cue_docs is another incarnation or is
+// behind the store (vectors are not stored: every start replays them). It
+// then records the incarnations, and returns one line per discard saying
+// what was found; the materialiser then replays the bucket from its start.
 func (s *Store) reconcileSources(src Sources) (discarded []string, err error) {
 	check := func(bucket string, pos uint64) (string, error) {
 		st, ok := src[bucket]
