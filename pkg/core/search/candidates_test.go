@@ -1,6 +1,7 @@
 package search
 
 import (
+	"math"
 	"testing"
 )
 
@@ -48,5 +49,52 @@ func TestFuseCandidatesRRFRanksOnlyMatchedKeywords(t *testing.T) {
 	// y: 1/62 + 1/61; x: 1/61 only, since it matches no query term.
 	if len(got) != 2 || got[0].ID != "y" || got[1].ID != "x" {
 		t.Fatalf("rrf %v", got)
+	}
+}
+
+// The semantic side's weight follows its agreement with the keyword side:
+// the seed's 70 % when their tops are the same documents, none when they
+// share none, the square root between; 1 when no query term matches, so
+// the semantic side still ranks; the share counts only as deep as the
+// shorter side.
+func TestSemanticWeightFollowsAgreement(t *testing.T) {
+	hits := func(ids ...string) []Hit {
+		out := make([]Hit, len(ids))
+		for i, id := range ids {
+			out[i] = Hit{ID: id, Score: float64(len(ids) - i)}
+		}
+		return out
+	}
+	ten := func(prefix string) []Hit {
+		var ids []string
+		for i := range AgreementDepth {
+			ids = append(ids, prefix+string(rune('a'+i)))
+		}
+		return hits(ids...)
+	}
+	cases := []struct {
+		name          string
+		semTop, kwTop []Hit
+		want          float64
+	}{
+		{"same top", ten("d"), ten("d"), HybridSemanticWeight},
+		{"disjoint tops", ten("s"), ten("k"), 0},
+		{"a quarter shared", hits("a", "x", "y", "z"), hits("a", "b", "c", "d"), HybridSemanticWeight * 0.5},
+		{"no keyword match", ten("s"), []Hit{{"k", KeywordFloor}}, 1},
+		{"nothing either side", nil, nil, 1},
+		{"no semantic hits", nil, ten("k"), HybridSemanticWeight},
+	}
+	for _, c := range cases {
+		if got := SemanticWeight(c.semTop, c.kwTop); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: SemanticWeight = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Disjoint tops: hybrid is keyword's order, whatever the cosines.
+	sem, kw := hits("s1", "s2", "k2"), hits("k1", "k2", "k3")
+	cos := map[string]float64{"s1": 0.9, "s2": 0.8, "k2": 0.7, "k1": 0.1, "k3": 0.1}
+	bm := map[string]float64{"k1": 3, "k2": 2, "k3": 1}
+	got := FuseHybrid(sem[:2], kw, lookup(cos), lookup(bm))
+	if len(got) < 3 || got[0].ID != "k1" || got[1].ID != "k2" || got[2].ID != "k3" {
+		t.Errorf("hybrid with disjoint tops: %v, want keyword's order", got)
 	}
 }

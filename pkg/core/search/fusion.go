@@ -64,7 +64,9 @@ const (
 // adding or dropping one reorders the rest; TMM does not. On BEIR SciFact
 // with the built-in model, over the same candidates, min-max gave nDCG@10
 // 0.63 and TMM 0.70 (keyword alone 0.700); z-scores gave 0.63 and a
-// cosine floor of 0 rather than −1 gave 0.68.
+// cosine floor of 0 rather than −1 gave 0.68. (Those figures are from
+// when `cue eval` embedded titled passages of its own; through the
+// daemon, see SemanticWeight.)
 //
 // Pass both lists over the same candidates, each with its own score for
 // every candidate (a document no query term matches scores KeywordFloor);
