@@ -48,7 +48,7 @@
 //     lands once and none is built on a state that missed an event.
 //
 // Besides: TestClusterIngestContainer (the ingest image on mounted repos),
-// TestRolesOverContainerNetwork, TestEvalSciFactHybridBeatsKeyword, and
+// TestRolesOverContainerNetwork, TestEvalSciFactHybridHoldsKeyword, and
 // BenchmarkClusterSteadyIngest (files/s to searchable, freshness and query
 // latency at the edges under a steady load), which `make e2e` runs once.
 package e2e

@@ -13,18 +13,15 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/cuedeck/cuedeck/internal/embed"
-	"github.com/cuedeck/cuedeck/internal/embed/builtin"
-	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/eval"
 	"github.com/cuedeck/cuedeck/internal/eval/codesearch"
 	"github.com/cuedeck/cuedeck/internal/eval/questions"
 )
 
 const (
-	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--json]"
+	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--work DIR] [--json [--ranks]]"
 	evalQuestionsUsage = "cue eval questions DIR [--seed N] [--max N] [--modes keyword,hybrid] [--json] [--list]"
-	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--write DIR] [--json]"
+	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--write DIR] [--work DIR] [--json]"
 )
 
 func cmdEval(args []string) error {
@@ -37,10 +34,11 @@ func cmdEval(args []string) error {
 	if len(args) == 0 || args[0] != "beir" {
 		return fmt.Errorf("usage: %s\n       %s\n       %s", evalBEIRUsage, evalQuestionsUsage, evalCodeUsage)
 	}
-	fs, _ := newFlags("eval beir")
+	fs, c := newFlags("eval beir")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
-	modes := fs.String("modes", "keyword,semantic,hybrid,rrf", "comma-separated modes to measure: keyword, semantic, hybrid, rrf")
-	cacheDir := fs.String("cache", defaultEvalCache(), `vector cache directory, so a second run embeds nothing ("" for none)`)
+	modes := fs.String("modes", "keyword,semantic,hybrid,rrf", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword embeds every document with the built-in model)")
+	work := fs.String("work", "", "keep the workspace in this directory: a second run restarts its daemon and embeds nothing unchanged (default: a temporary directory, removed)")
+	ranks := fs.Bool("ranks", false, "with --json: each query's top 10 document ids per mode")
 	positional, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -52,48 +50,28 @@ func cmdEval(args []string) error {
 	if err != nil {
 		return err
 	}
+	var wanted []string
+	for _, m := range strings.Split(*modes, ",") {
+		wanted = append(wanted, strings.TrimSpace(m))
+	}
+	if _, err := questions.ModelFor(wanted); err != nil {
+		return err
+	}
+	log, err := daemonLogs(fs, c)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	wanted := strings.Split(*modes, ",")
-	needsVectors := false
-	for i, m := range wanted {
-		wanted[i] = strings.TrimSpace(m)
-		switch wanted[i] {
-		case "keyword":
-		case "semantic", "hybrid", "rrf":
-			needsVectors = true
-		default:
-			return fmt.Errorf("unknown mode %q: use keyword, semantic, hybrid or rrf", wanted[i])
-		}
+	fmt.Fprintf(os.Stderr, "cue eval beir: %d documents as files, %d test queries, through the daemon\n", len(ds.Docs), len(ds.Qrels))
+	scores, err := eval.Run(ctx, ds, eval.RunOptions{Modes: wanted, Work: *work, Progress: phaseProgress(), Logger: log})
+	if err != nil {
+		return err
 	}
-	corpus := eval.NewCorpus(ds, progressBar("index"))
-	if needsVectors {
-		// The built-in model: what `cue up` uses when no Ollama model is
-		// configured.
-		var e embed.Embedder = builtin.New()
-		if *cacheDir != "" {
-			vc, err := cache.Open(*cacheDir, nil)
-			if err != nil {
-				return fmt.Errorf("%w (or pass --cache \"\")", err)
-			}
-			defer vc.Close()
-			e = cache.Wrap(e, vc)
+	if !*ranks {
+		for i := range scores {
+			scores[i].Ranked = nil
 		}
-		if err := corpus.Embed(ctx, e, progressBar("embed")); err != nil {
-			return err
-		}
-	}
-	var scores []eval.Scores
-	for _, mode := range wanted {
-		ranker, err := corpus.Ranker(mode)
-		if err != nil {
-			return err
-		}
-		s, err := eval.Evaluate(ctx, ds, mode, ranker)
-		if err != nil {
-			return err
-		}
-		scores = append(scores, s)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -186,36 +164,6 @@ func phaseProgress() func(phase string, done, total int) {
 	}
 }
 
-// progressBar draws indexing progress on stderr, leaving stdout to results.
-// Off a terminal it says only when indexing is done.
-func progressBar(mode string) func(done, total int) {
-	if st, err := os.Stderr.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return func(done, total int) {
-			if done == total {
-				fmt.Fprintf(os.Stderr, "%s: indexed %d docs\n", mode, total)
-			}
-		}
-	}
-	return func(done, total int) {
-		const width = 30
-		filled := width * done / max(total, 1)
-		fmt.Fprintf(os.Stderr, "\r%-8s [%s%s] %d/%d docs", mode, strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
-		if done == total {
-			fmt.Fprintln(os.Stderr)
-		}
-	}
-}
-
-// defaultEvalCache is a per-user cache directory for evaluation vectors,
-// or none when the system names no cache home.
-func defaultEvalCache() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "cuedeck", "eval-vectors")
-}
-
 // rootList is a repeatable --root flag.
 type rootList []string
 
@@ -233,6 +181,7 @@ func cmdEvalCode(args []string) error {
 	nq := fs.Int("queries", 2000, "queries to draw")
 	modes := fs.String("modes", "keyword", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword embeds every function with the built-in model)")
 	write := fs.String("write", "", "also write the set in BEIR's layout into this directory (for `cue eval beir`)")
+	work := fs.String("work", "", "keep the workspace in this directory: a second run restarts its daemon and embeds nothing unchanged (default: a temporary directory, removed)")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -275,7 +224,7 @@ func cmdEvalCode(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r, err := codesearch.Run(ctx, set, codesearch.RunOptions{Modes: wanted, Progress: phaseProgress(), Logger: log})
+	r, err := codesearch.Run(ctx, set, codesearch.RunOptions{Modes: wanted, Work: *work, Progress: phaseProgress(), Logger: log})
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,9 @@ Usage:
   cue open   [QUERY] [--list]   fuzzy-find docs, headings and cards; Enter opens $EDITOR at the line
   cue doctor [--all]            check config, frontmatter, links, card cycles and the daemon (--all: every finding)
   cue clean                     remove the workspace cache (refused while a daemon runs)
-  cue eval beir DIR [--json]    measure search quality on a BEIR data set (nDCG@10, recall)
+  cue eval beir DIR [--modes M] [--work DIR] [--json]
+                                search quality on a BEIR data set through a daemon, each document
+                                a file, each query asked with read_context (nDCG@10, recall)
   cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep]
                                 measure ingest, tools, hook and freshness on a generated corpus, beside ripgrep
   cue bench --repo DIR|goroot [--limit N] [--model M] [--embed-timeout D] [--json FILE|-]

@@ -27,10 +27,6 @@
 // stays whole when it fits), then at lines; each piece keeps the heading
 // path. Chunks hold whole lines, so a single line over the budget is a
 // chunk over the budget.
-//
-// Passages and TitledPassages cut prose that is not a file, such as a
-// data set's abstracts, into sentences packed under an embedding model's
-// window; `cue eval` embeds documents so.
 package docparse
 
 import (

@@ -1,7 +1,8 @@
 // Package eval measures search quality on BEIR-format data sets (corpus.jsonl,
-// queries.jsonl, qrels/test.tsv): it ranks every test query with each mode
-// and reports nDCG@10, recall@10 and recall@100. `cue eval beir DIR` prints
-// the table; tests run it on SciFact to guard ranking quality.
+// queries.jsonl, qrels/test.tsv): it indexes the documents as files with
+// the daemon and asks every test query with read_context in each mode
+// (Run), and reports nDCG@10, recall@10 and recall@50. `cue eval beir DIR`
+// prints the table; tests run it on SciFact to guard ranking quality.
 package eval
 
 import (
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
 // Doc is a corpus document.
@@ -137,14 +140,23 @@ func (f RankerFunc) Rank(ctx context.Context, query string, k int) ([]string, er
 	return f(ctx, query, k)
 }
 
+// RecallDepth is how deep Evaluate asks a ranker: read_context's largest
+// limit (tools.MaxContextLimit), the most an agent can see of one query.
+const RecallDepth = tools.MaxContextLimit
+
 // Scores are a mode's averages over the test queries.
 type Scores struct {
-	Mode      string  `json:"mode"`
-	NDCG10    float64 `json:"ndcg@10"`
-	Recall10  float64 `json:"recall@10"`
-	Recall100 float64 `json:"recall@100"`
-	Queries   int     `json:"queries"`
-	// QueryP50Ms is the median time to rank one query.
+	Mode     string  `json:"mode"`
+	NDCG10   float64 `json:"ndcg@10"`
+	Recall10 float64 `json:"recall@10"`
+	// Recall50 is recall at read_context's largest limit.
+	Recall50 float64 `json:"recall@50"`
+	Queries  int     `json:"queries"`
+	// Ranked holds each query's top 10 document ids by query id, for a
+	// comparison with what an agent is answered.
+	Ranked map[string][]string `json:"ranked,omitempty"`
+	// QueryP50Ms is the median time to rank one query: a read_context
+	// call through the daemon's query service when Run measures.
 	QueryP50Ms float64 `json:"query_p50_ms"`
 }
 
@@ -159,18 +171,22 @@ func Evaluate(ctx context.Context, ds *Dataset, mode string, r Ranker) (Scores, 
 	lat := make([]float64, 0, len(ids))
 	for _, qid := range ids {
 		start := time.Now()
-		ranked, err := r.Rank(ctx, ds.Queries[qid], 100)
+		ranked, err := r.Rank(ctx, ds.Queries[qid], RecallDepth)
 		if err != nil {
 			return s, fmt.Errorf("%s: query %s: %w", mode, qid, err)
 		}
 		lat = append(lat, float64(time.Since(start))/float64(time.Millisecond))
+		if s.Ranked == nil {
+			s.Ranked = make(map[string][]string, len(ids))
+		}
+		s.Ranked[qid] = ranked[:min(10, len(ranked))]
 		rel := ds.Qrels[qid]
 		s.NDCG10 += NDCG(ranked, rel, 10)
 		s.Recall10 += Recall(ranked, rel, 10)
-		s.Recall100 += Recall(ranked, rel, 100)
+		s.Recall50 += Recall(ranked, rel, RecallDepth)
 	}
 	if n := float64(len(ids)); n > 0 {
-		s.NDCG10, s.Recall10, s.Recall100 = s.NDCG10/n, s.Recall10/n, s.Recall100/n
+		s.NDCG10, s.Recall10, s.Recall50 = s.NDCG10/n, s.Recall10/n, s.Recall50/n
 		sort.Float64s(lat)
 		s.QueryP50Ms = lat[(len(lat)-1)/2]
 	}
@@ -222,9 +238,9 @@ func Recall(ranked []string, rel map[string]int, k int) float64 {
 func PrintTable(w io.Writer, ds *Dataset, scores []Scores) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "%s: %d docs, %d test queries\n", ds.Name, len(ds.Docs), len(ds.Qrels))
-	fmt.Fprintln(tw, "mode\tnDCG@10\trecall@10\trecall@100\tquery p50")
+	fmt.Fprintln(tw, "mode\tnDCG@10\trecall@10\trecall@50\tquery p50")
 	for _, s := range scores {
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.2f ms\n", s.Mode, s.NDCG10, s.Recall10, s.Recall100, s.QueryP50Ms)
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.4f\t%.2f ms\n", s.Mode, s.NDCG10, s.Recall10, s.Recall50, s.QueryP50Ms)
 	}
 	tw.Flush()
 }

@@ -85,12 +85,14 @@ func TestRunThroughTheDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Functions != 5 || r.Queries != 4 || len(r.Scores) != 1 || r.Scores[0].Mode != "keyword" {
+	if r.Functions != 5 || r.Queries != 4 || len(r.Scores) != 2 || r.Scores[0].Mode != "keyword" || r.Scores[1].Mode != PlainMode {
 		t.Fatalf("report %+v", r)
 	}
 	// "reports how many keys." shares no word with Len's code; the three
-	// others share theirs.
-	if s := r.Scores[0]; s.Hit10 != 0.75 || s.NDCG10 <= 0 || s.NDCG10 > s.Hit10 {
-		t.Errorf("scores %+v", s)
+	// others share theirs, whole words for plain BM25 too.
+	for _, s := range r.Scores {
+		if s.Queries != 4 || s.Hit10 != 0.75 || s.NDCG10 <= 0 || s.NDCG10 > s.Hit10 {
+			t.Errorf("scores %+v", s)
+		}
 	}
 }

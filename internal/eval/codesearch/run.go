@@ -25,7 +25,9 @@ type RunOptions struct {
 	// file's vectors.
 	Modes []string
 	// Work holds the workspace; a temporary directory, removed after,
-	// when empty.
+	// when empty. A directory kept from an earlier run of the same set is
+	// restarted as `cue up` restarts, so nothing unchanged is embedded
+	// again.
 	Work     string
 	Debounce time.Duration
 	Progress func(phase string, done, total int)
@@ -88,10 +90,7 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		progress("write", i, len(s.Functions))
 		files[i] = s.FilePath(i)
 		p := filepath.Join(root, filepath.FromSlash(files[i]))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(p, []byte("package "+f.Package+"\n\n"+f.Code+"\n"), 0o644); err != nil {
+		if err := questions.WriteIfChanged(p, "package "+f.Package+"\n\n"+f.Code+"\n"); err != nil {
 			return nil, err
 		}
 	}
@@ -125,22 +124,33 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 					break
 				}
 			}
-			if rank == 0 {
-				continue
-			}
-			if rank == 1 {
-				sc.Hit1++
-			}
-			sc.Hit10++
-			sc.MRR10 += 1 / float64(rank)
-			sc.NDCG10 += 1 / math.Log2(float64(rank)+1)
+			sc.add(rank)
 		}
-		if q := float64(len(s.Queries)); q > 0 {
-			sc.Hit1, sc.Hit10, sc.MRR10, sc.NDCG10 = sc.Hit1/q, sc.Hit10/q, sc.MRR10/q, sc.NDCG10/q
-		}
+		sc.average()
 		r.Scores = append(r.Scores, sc)
 	}
+	r.Scores = append(r.Scores, PlainBM25(s))
 	return r, nil
+}
+
+// add counts one query whose answer ranked rank (0: not in the top 10).
+func (sc *Scores) add(rank int) {
+	if rank == 0 {
+		return
+	}
+	if rank == 1 {
+		sc.Hit1++
+	}
+	sc.Hit10++
+	sc.MRR10 += 1 / float64(rank)
+	sc.NDCG10 += 1 / math.Log2(float64(rank)+1)
+}
+
+// average turns the sums add made into means over the queries.
+func (sc *Scores) average() {
+	if q := float64(sc.Queries); q > 0 {
+		sc.Hit1, sc.Hit10, sc.MRR10, sc.NDCG10 = sc.Hit1/q, sc.Hit10/q, sc.MRR10/q, sc.NDCG10/q
+	}
 }
 
 // PrintTable writes the scores as an aligned table.
@@ -149,7 +159,11 @@ func PrintTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tnDCG@10\tMRR@10\thit@1\thit@10\t")
 	for _, s := range r.Scores {
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.3f\t%.3f\t\n", s.Mode, s.NDCG10, s.MRR10, s.Hit1, s.Hit10)
+		mode := s.Mode
+		if mode == PlainMode {
+			mode = "plain BM25 (reference, in-process)"
+		}
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.3f\t%.3f\t\n", mode, s.NDCG10, s.MRR10, s.Hit1, s.Hit10)
 	}
 	return tw.Flush()
 }

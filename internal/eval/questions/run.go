@@ -109,8 +109,11 @@ func ModelFor(modes []string) (string, error) {
 	return model, nil
 }
 
-// waitLimit bounds each wait for the daemon: indexing, then vectors.
-const waitLimit = 30 * time.Minute
+// stallLimit is how long a wait for the daemon (indexing, then vectors)
+// goes on without progress before it gives up: a large set on a busy
+// machine may take hours, but a daemon that stopped moving will not
+// finish.
+const stallLimit = 10 * time.Minute
 
 // Run generates the questions of o.Dir, indexes the directory through the
 // daemon and asks each question in each mode and form.
@@ -256,7 +259,7 @@ func copyTree(dst, src string) ([]string, error) {
 
 // WaitIndexed polls read_doc until it finds every one of docs.
 func WaitIndexed(ctx context.Context, n *localnode.Node, docs []string, progress func(string, int, int)) error {
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(stallLimit)
 	for i := 0; i < len(docs); {
 		progress("index", i, len(docs))
 		ok, err := n.HasDoc(ctx, docs[i])
@@ -265,10 +268,11 @@ func WaitIndexed(ctx context.Context, n *localnode.Node, docs []string, progress
 		}
 		if ok {
 			i++
+			deadline = time.Now().Add(stallLimit)
 			continue
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("questions: %s not indexed %s after the daemon started (%d of %d files were)", docs[i], waitLimit, i, len(docs))
+			return fmt.Errorf("questions: %s still not indexed after %s without progress (%d of %d files were)", docs[i], stallLimit, i, len(docs))
 		}
 		if err := pause(ctx, 100*time.Millisecond); err != nil {
 			return err
@@ -281,7 +285,8 @@ func WaitIndexed(ctx context.Context, n *localnode.Node, docs []string, progress
 // WaitEmbedded polls the daemon's status until every document has its
 // vectors, then read_context until semantic search answers from them.
 func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string, progress func(string, int, int)) error {
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(stallLimit)
+	vectors := -1
 	for {
 		rep, err := status.CollectWith(ctx, n.Conn.JS, status.Options{EmbedModel: builtin.ModelID})
 		if err != nil {
@@ -292,11 +297,20 @@ func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string
 			if e.Docs >= docs && e.Vectors >= e.Docs && e.Pending == 0 {
 				break
 			}
+			if e.Vectors > vectors {
+				vectors, deadline = e.Vectors, time.Now().Add(stallLimit)
+			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("questions: the documents were not embedded within %s", waitLimit)
+			return fmt.Errorf("questions: no document was embedded in %s (%d of %d have vectors)", stallLimit, max(vectors, 0), docs)
 		}
-		if err := pause(ctx, 250*time.Millisecond); err != nil {
+		// Each look reads every record, as `cue status` does: on a large
+		// set, looking often would take the CPU the embedding needs.
+		every := 250 * time.Millisecond
+		if docs > 5000 {
+			every = 2 * time.Second
+		}
+		if err := pause(ctx, every); err != nil {
 			return err
 		}
 	}
@@ -354,4 +368,17 @@ func PrintAnswers(w io.Writer, r *Report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// WriteIfChanged writes text to p, making its directory, unless p holds
+// it already: a workspace an evaluation keeps (its Work option) then
+// keeps its files' times, and the daemon's restart finds nothing to do.
+func WriteIfChanged(p, text string) error {
+	if b, err := os.ReadFile(p); err == nil && string(b) == text {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(text), 0o644)
 }
