@@ -243,16 +243,30 @@ const stallAfter = 10 * time.Second
 // repos in cue_docs, keyed by DocKey; deleted and purged keys are left
 // out. Entries written before they carried summaries are read whole.
 func ReadDocSummaries(ctx context.Context, js jetstream.JetStream, repos []string) (map[string]events.DocSummary, error) {
-	out := map[string]events.DocSummary{}
 	if len(repos) == 0 {
-		return out, nil
+		return map[string]events.DocSummary{}, nil
 	}
-	stream := "KV_" + events.DocsBucket
-	prefix := events.DocsSubject("")
 	subjects := make([]string, len(repos))
 	for i, r := range repos {
 		subjects[i] = events.DocsSubject(events.DocKeyPrefix(r))
 	}
+	out, _, err := readSummaries(ctx, js, subjects, false)
+	return out, err
+}
+
+// ReadAllDocSummaries reads the complete summary (kind, tokens, warnings
+// and skip detail too) of the last entry of every key in cue_docs, keyed
+// by DocKey, as `cue status` counts them: headers alone, but entries whose
+// headers lack any of it are read whole. undecodable names, with the
+// error, each such entry whose record cannot be decoded.
+func ReadAllDocSummaries(ctx context.Context, js jetstream.JetStream) (sums map[string]events.DocSummary, undecodable []string, err error) {
+	return readSummaries(ctx, js, []string{events.DocsSubject(">")}, true)
+}
+
+func readSummaries(ctx context.Context, js jetstream.JetStream, subjects []string, complete bool) (map[string]events.DocSummary, []string, error) {
+	out := map[string]events.DocSummary{}
+	stream := "KV_" + events.DocsBucket
+	prefix := events.DocsSubject("")
 	var unsummarised []string
 	err := readThrough(ctx, js, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, HeadersOnly: true,
@@ -263,7 +277,7 @@ func ReadDocSummaries(ctx context.Context, js jetstream.JetStream, repos []strin
 		case op == "DEL" || op == "PURGE":
 			delete(out, key)
 		default:
-			if sum, ok := events.ParseDocSummary(h.Get); ok {
+			if sum, ok := events.ParseDocSummary(h.Get); ok && (sum.Complete || !complete) {
 				out[key] = sum
 			} else {
 				unsummarised = append(unsummarised, key)
@@ -271,27 +285,31 @@ func ReadDocSummaries(ctx context.Context, js jetstream.JetStream, repos []strin
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(unsummarised) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	kv, err := js.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: bucket %s: %w", events.DocsBucket, err)
+		return nil, nil, fmt.Errorf("ingest: bucket %s: %w", events.DocsBucket, err)
 	}
+	var undecodable []string
 	for _, key := range unsummarised {
 		e, err := kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("ingest: read %s %s: %w", events.DocsBucket, key, err)
+			return nil, nil, fmt.Errorf("ingest: read %s %s: %w", events.DocsBucket, key, err)
 		}
-		if doc, err := events.DecodeDocRecord(e.Value()); err == nil {
-			out[key] = doc.Summary()
+		doc, err := events.DecodeDocRecord(e.Value())
+		if err != nil {
+			// Left out: ingest publishes the file again.
+			undecodable = append(undecodable, key+": "+err.Error())
+			continue
 		}
-		// An undecodable record is left out: the file is published again.
+		out[key] = doc.Summary()
 	}
-	return out, nil
+	return out, undecodable, nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/pkg/core/memory"
@@ -117,6 +119,47 @@ func TestMemoriesAndBudget(t *testing.T) {
 	}
 }
 
+// putWithSummary writes data into cue_docs as rec's entry with rec's
+// summary headers, as the indexer does.
+func putWithSummary(t *testing.T, conn *bus.Conn, rec events.DocRecord, data []byte) {
+	t.Helper()
+	msg := nats.NewMsg(events.DocsSubject(events.DocKey(rec.Repo, rec.Path)))
+	msg.Data = data
+	for name, v := range rec.Summary().Headers() {
+		msg.Header.Set(name, v)
+	}
+	if _, err := conn.JS.PublishMsg(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Status counts from the entries' summary headers: an entry whose headers
+// say all it counts is not read (a value that no longer decodes is the
+// edge's to find), and one without them is read whole, and named when it
+// does not decode.
+func TestStatusCountsFromSummaryHeaders(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx := context.Background()
+	rec := events.DocRecord{Repo: "r", Path: "a.md", SHA256: strings.Repeat("b", 64), Kind: events.DocMarkdown, Tokens: 42,
+		Warnings: []string{"frontmatter: line 2:\n\tbad"}}
+	putWithSummary(t, conn, rec, []byte("not a record"))
+	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if _, err := docs.Put(ctx, events.DocKey("r", "old.md"), []byte("{broken")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Collect(ctx, conn.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repos) != 1 || rep.Repos[0].Indexed != 1 || rep.Repos[0].Tokens != 42 || rep.Repos[0].ByKind["markdown"] != 1 ||
+		len(rep.Repos[0].Warnings) != 1 || rep.Repos[0].Warnings[0].Reason != rec.Warnings[0] {
+		t.Fatalf("repos %+v", rep.Repos)
+	}
+	if len(rep.Undecodable) != 1 || !strings.HasPrefix(rep.Undecodable[0], events.DocKey("r", "old.md")+": ") {
+		t.Fatalf("undecodable %q, want the entry without headers alone", rep.Undecodable)
+	}
+}
+
 // pipelineBehind is a repo half indexed: 5 documents, 10 skipped files, 5
 // with warnings; a scan that found 30 files and has published 25; and 3
 // file events waiting for an indexer that does not run.
@@ -125,11 +168,19 @@ func pipelineBehind(t *testing.T) *bus.Conn {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	ctx := context.Background()
 	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	n := 0
 	put := func(rec events.DocRecord) {
 		rec.Repo = "site"
 		data, err := events.Encode(rec)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Every other entry carries its summary in headers, as the
+		// indexer writes them; the others are read whole, as entries an
+		// earlier release wrote.
+		if n++; n%2 == 0 {
+			putWithSummary(t, conn, rec, data)
+			return
 		}
 		if _, err := docs.Put(ctx, events.DocKey(rec.Repo, rec.Path), data); err != nil {
 			t.Fatal(err)

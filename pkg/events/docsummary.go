@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -14,7 +15,24 @@ const (
 	// HeaderDocState is DocIndexed, DocDeleted, or DocSkipped followed by
 	// ":" and the skip reason.
 	HeaderDocState = "Cue-Doc-State"
+	// HeaderDocKind, HeaderDocTokens, HeaderDocWarnings (a JSON array)
+	// and HeaderDocSkipDetail (a JSON string) carry what `cue status`
+	// counts, so it too reads headers alone; HeaderDocSummary says an
+	// entry carries them all (entries written before do not).
+	HeaderDocKind       = "Cue-Doc-Kind"
+	HeaderDocTokens     = "Cue-Doc-Tokens"
+	HeaderDocWarnings   = "Cue-Doc-Warnings"
+	HeaderDocSkipDetail = "Cue-Doc-Skip-Detail"
+	HeaderDocSummary    = "Cue-Doc-Summary"
 )
+
+// docSummaryVersion is HeaderDocSummary's value: every header above.
+const docSummaryVersion = "2"
+
+// maxSummaryHeaders bounds the warnings and skip detail carried in
+// headers; a record with more is summarised incomplete and read whole by
+// whoever needs them.
+const maxSummaryHeaders = 4 << 10
 
 // Values of HeaderDocState.
 const (
@@ -30,13 +48,22 @@ type DocSummary struct {
 	Deleted   bool
 	// Skip is the reason the file is not indexed, "" when it is.
 	Skip SkipReason
+	// Kind, Tokens, Warnings and SkipDetail are the record's; Complete
+	// says the summary holds them (an entry written before they were
+	// carried, or with warnings too long for headers, does not).
+	Kind       DocKind
+	Tokens     int
+	Warnings   []string
+	SkipDetail string
+	Complete   bool
 }
 
 // Summary is rec's DocSummary.
 func (rec DocRecord) Summary() DocSummary {
-	s := DocSummary{SHA256: rec.SHA256, SourceSeq: rec.SourceSeq, Deleted: rec.Deleted}
+	s := DocSummary{SHA256: rec.SHA256, SourceSeq: rec.SourceSeq, Deleted: rec.Deleted,
+		Kind: rec.Kind, Tokens: rec.Tokens, Warnings: rec.Warnings, Complete: true}
 	if rec.Skip != nil {
-		s.Skip = rec.Skip.Reason
+		s.Skip, s.SkipDetail = rec.Skip.Reason, rec.Skip.Detail
 	}
 	return s
 }
@@ -54,6 +81,31 @@ func (s DocSummary) Headers() map[string]string {
 	if s.SHA256 != "" {
 		h[HeaderDocSHA256] = s.SHA256
 	}
+	if !s.Complete {
+		return h
+	}
+	if s.Kind != "" {
+		h[HeaderDocKind] = string(s.Kind)
+	}
+	if s.Tokens != 0 {
+		h[HeaderDocTokens] = strconv.Itoa(s.Tokens)
+	}
+	size := 0
+	if len(s.Warnings) > 0 {
+		// JSON escapes what a header cannot hold (line ends).
+		b, _ := json.Marshal(s.Warnings)
+		h[HeaderDocWarnings], size = string(b), len(b)
+	}
+	if s.SkipDetail != "" {
+		b, _ := json.Marshal(s.SkipDetail)
+		h[HeaderDocSkipDetail], size = string(b), size+len(b)
+	}
+	if size > maxSummaryHeaders {
+		delete(h, HeaderDocWarnings)
+		delete(h, HeaderDocSkipDetail)
+		return h
+	}
+	h[HeaderDocSummary] = docSummaryVersion
 	return h
 }
 
@@ -76,5 +128,25 @@ func ParseDocSummary(get func(name string) string) (s DocSummary, ok bool) {
 	default:
 		return DocSummary{}, false
 	}
+	if get(HeaderDocSummary) != docSummaryVersion {
+		return s, true
+	}
+	s.Kind = DocKind(get(HeaderDocKind))
+	if t := get(HeaderDocTokens); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return s, true
+		}
+		s.Tokens = n
+	}
+	if w := get(HeaderDocWarnings); w != "" && json.Unmarshal([]byte(w), &s.Warnings) != nil {
+		s.Warnings = nil
+		return s, true
+	}
+	if d := get(HeaderDocSkipDetail); d != "" && json.Unmarshal([]byte(d), &s.SkipDetail) != nil {
+		s.SkipDetail = ""
+		return s, true
+	}
+	s.Complete = true
 	return s, true
 }
