@@ -242,8 +242,8 @@ func (s *memState) putLocked(key string, e *memEntry) {
 	}
 	s.linkAutoLocked(e)
 	if choice(&e.rec) {
-		for _, f := range e.rec.FilesTouched {
-			link(s.byChoice, choiceKey(&e.rec, f), key)
+		for _, ck := range choiceKeys(&e.rec) {
+			link(s.byChoice, ck, key)
 		}
 	}
 	if s.vindex == nil || s.vecText[key] == e.text {
@@ -267,8 +267,8 @@ func (s *memState) unlinkLocked(e *memEntry) {
 		unlink(s.supersededBy, events.MemoryKey(e.rec.Repo, h), e.key)
 	}
 	if choice(&e.rec) {
-		for _, f := range e.rec.FilesTouched {
-			unlink(s.byChoice, choiceKey(&e.rec, f), e.key)
+		for _, ck := range choiceKeys(&e.rec) {
+			unlink(s.byChoice, ck, e.key)
 		}
 	}
 }
@@ -279,27 +279,39 @@ func choice(rec *events.MemoryRecord) bool {
 	return rec.Kind == memory.KindDecision || rec.Kind == memory.KindExperience
 }
 
-func choiceKey(rec *events.MemoryRecord, file string) string {
-	return rec.Repo + "\x00" + string(rec.Kind) + "\x00" + fileBase(file)
+// choiceKeys are the byChoice keys of rec: its repo and kind with each
+// touched file's name, and with each of its tags, lowercased.
+func choiceKeys(rec *events.MemoryRecord) []string {
+	prefix := rec.Repo + "\x00" + string(rec.Kind) + "\x00"
+	keys := make([]string, 0, len(rec.FilesTouched)+len(rec.Tags))
+	for _, f := range rec.FilesTouched {
+		keys = append(keys, prefix+"file\x00"+fileBase(f))
+	}
+	for _, t := range rec.Tags {
+		keys = append(keys, prefix+"tag\x00"+strings.ToLower(t))
+	}
+	return keys
 }
 
-// maxAutoCandidates bounds the memories one file name brings to compare
-// with a new one, so applying a memory stays cheap in a large bucket.
+// maxAutoCandidates bounds the memories one file name or tag brings to
+// compare with a new one, so applying a memory stays cheap in a large
+// bucket.
 const maxAutoCandidates = 2000
 
 // linkAutoLocked records the supersessions between e and the live
-// memories of its repo and kind that share a file name with it, either
-// way (AutoSupersedesWith then checks the whole paths).
+// memories of its repo and kind that share a file name or a tag with it,
+// either way (AutoSupersedesWith then checks the whole paths).
 func (s *memState) linkAutoLocked(e *memEntry) {
 	if !choice(&e.rec) {
 		return
 	}
-	var seen map[string]bool // only when a second file may repeat candidates
-	if len(e.rec.FilesTouched) > 1 {
+	keys := choiceKeys(&e.rec)
+	var seen map[string]bool // only when a second key may repeat candidates
+	if len(keys) > 1 {
 		seen = map[string]bool{}
 	}
-	for _, f := range e.rec.FilesTouched {
-		near := s.byChoice[choiceKey(&e.rec, f)]
+	for _, ck := range keys {
+		near := s.byChoice[ck]
 		if len(near) > maxAutoCandidates {
 			continue // a name as common as main.go says little about the subject
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/access"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/memstore"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
@@ -383,4 +384,50 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Two decisions saved under a same tag, naming no file, the later
+// reversing the earlier: the edge supersedes the earlier without an
+// explicit link, as it does for decisions touching a same file.
+func TestSavedReversalUnderASameTagSupersedes(t *testing.T) {
+	h := newHarness(t)
+	r := h.start("")
+	// Saved a minute apart: the later is the newer.
+	clk := clock.NewDeterministic(memNow.Add(-time.Hour))
+	e := New(r.m, testLogger(t), WithClock(clk), WithDefaultRepo("app"), WithMemoryStore(memstore.NewStore(h.mkv, clk)))
+	ctx := context.Background()
+	first, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "decision", "text": "Store user sessions in Redis", "tags": []string{"sessions"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	other, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "decision", "text": "Keep user sessions in Redis for a week", "tags": []string{"retention"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	second, err := callJSON[tools.SaveMemoryResult](t, ctx, e, tools.SaveMemory, map[string]any{
+		"kind": "decision", "text": "Store user sessions in Postgres instead of Redis", "tags": []string{"Sessions", "storage"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, 10*time.Second, "the reversal supersedes the decision under its tag", func() bool {
+		hits := searchMem(t, e, map[string]any{"query": "user sessions Redis", "mode": "keyword"})
+		current := map[string]bool{}
+		for _, h := range hits {
+			current[h.Hash] = true
+		}
+		return len(hits) == 2 && current[second.Hash] && current[other.Hash] && !current[first.Hash]
+	})
+	all := searchMem(t, e, map[string]any{"query": "user sessions Redis", "mode": "keyword", "include_superseded": true})
+	for _, hit := range all {
+		if hit.Hash == first.Hash && !slices.Equal(hit.SupersededBy, []string{second.Hash}) {
+			t.Errorf("the earlier decision does not name the reversal: %+v", hit)
+		}
+		if hit.Hash == other.Hash && len(hit.SupersededBy) != 0 {
+			t.Errorf("a decision under another tag is superseded: %+v", hit)
+		}
+	}
 }

@@ -14,8 +14,9 @@ import (
 //   - both are decisions, or both experiences (what an agent chose);
 //   - newer was said after older: created later, or in the same session
 //     at once (one transcript batch) but later in the transcript;
-//   - they touch at least one same file (a memory naming none is
-//     superseded only by hash);
+//   - they touch at least one same file or carry one same tag (tags as
+//     save_memory's callers give them, compared without case; a memory
+//     naming neither is superseded only by hash or an explicit link);
 //   - newer reverses something ("instead", "no longer", "rather than",
 //     "switch back", "revert", ...) and holds most of older's subject
 //     words (ReversalOverlap of them); or the two say nearly the same
@@ -75,7 +76,7 @@ func AutoSupersedesWith(newer Memory, ns Subject, older Memory, os Subject) bool
 	if !newer.CreatedAt.After(older.CreatedAt) && (!sameBatch || newer.Source.Start <= older.Source.Start) {
 		return false
 	}
-	if len(os.Words) == 0 || len(ns.Words) == 0 || !shareFile(newer.FilesTouched, older.FilesTouched) {
+	if len(os.Words) == 0 || len(ns.Words) == 0 || (!shareFile(newer.FilesTouched, older.FilesTouched) && !shareTag(newer.Tags, older.Tags)) {
 		return false
 	}
 	common := 0
@@ -98,6 +99,18 @@ func shareFile(a, b []string) bool {
 	for _, x := range a {
 		for _, y := range b {
 			if pathSuffix(x, y) || pathSuffix(y, x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shareTag reports whether a and b hold a same tag, case aside.
+func shareTag(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if strings.EqualFold(x, y) {
 				return true
 			}
 		}
