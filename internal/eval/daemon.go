@@ -116,6 +116,9 @@ func Run(ctx context.Context, ds *Dataset, o RunOptions) ([]Scores, error) {
 			return nil, err
 		}
 	}
+	if err := removeOthers(root, docOf); err != nil {
+		return nil, err
+	}
 	progress("start daemon", 0, 0)
 	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, Debounce: o.Debounce, Logger: o.Logger})
 	if err != nil {
@@ -166,4 +169,26 @@ func Run(ctx context.Context, ds *Dataset, o RunOptions) ([]Scores, error) {
 		return nil, fmt.Errorf("eval: stopping the daemon: %w", err)
 	}
 	return scores, nil
+}
+
+// removeOthers deletes the files under root's corpus directory that are
+// not documents of the set: a kept workspace (RunOptions.Work) of an
+// earlier, larger version of the set would rank them too.
+func removeOthers(root string, docOf map[string]string) error {
+	dir := filepath.Join(root, "corpus")
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, ok := docOf[path.Join("corpus", e.Name())]; !ok {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

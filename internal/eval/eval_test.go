@@ -82,13 +82,20 @@ func TestRunThroughTheDaemon(t *testing.T) {
 		t.Errorf("document 0 as a file: %q, %v", b, err)
 	}
 	// A second run on the kept workspace restarts its daemon and answers
-	// the same.
+	// the same; a file the set does not hold is taken out of it first.
+	stray := filepath.Join(work, "tiny", "corpus", "stray.md")
+	if err := os.WriteFile(stray, []byte("# Melatonin circadian rhythm melatonin\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	again, err := Run(context.Background(), ds, RunOptions{Modes: []string{"keyword"}, Work: work, Debounce: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again[0].NDCG10 != 1 {
 		t.Errorf("second run on the kept workspace: %+v", again[0])
+	}
+	if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file the set does not hold stayed in the workspace: %v", err)
 	}
 }
 
