@@ -4,35 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"github.com/cuedeck/cuedeck/internal/eval"
 	"github.com/cuedeck/cuedeck/internal/eval/questions"
 	"github.com/cuedeck/cuedeck/internal/localnode"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
-// RunOptions configure Run.
-type RunOptions struct {
-	// Modes are read_context's modes to measure (default keyword); any
-	// other runs the daemon with the built-in model and waits for every
-	// file's vectors.
-	Modes []string
-	// Work holds the workspace; a temporary directory, removed after,
-	// when empty. A directory kept from an earlier run of the same set is
-	// restarted as `cue up` restarts, so nothing unchanged is embedded
-	// again.
-	Work     string
-	Debounce time.Duration
-	Progress func(phase string, done, total int)
-	Logger   *slog.Logger
-}
+// RunOptions configure Run as they configure a BEIR set's run: the modes
+// (any but keyword embeds every function), the workspace kept or not,
+// progress and the daemon's logs.
+type RunOptions = eval.RunOptions
 
 // Scores are one mode's averages over the queries, the answer being the
 // query's one function file.
