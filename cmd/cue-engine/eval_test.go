@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestEvalBEIRCommand(t *testing.T) {
 	}
 	out, err := exec.Command(bin("cue"), "eval", "beir", dir, "--json", "--modes", "keyword").Output()
 	if err != nil {
-		t.Fatalf("cue eval: %v", err)
+		t.Fatalf("cue eval: %v\n%s", err, stderrOf(err))
 	}
 	var res struct {
 		Docs    int `json:"docs"`
@@ -98,7 +99,7 @@ func TestEvalRanksAsAnAgentIsAnswered(t *testing.T) {
 	work := t.TempDir()
 	out, err := exec.Command(bin("cue"), "eval", "beir", set, "--modes", "keyword,hybrid", "--work", work, "--json", "--ranks").Output()
 	if err != nil {
-		t.Fatalf("cue eval beir: %v", err)
+		t.Fatalf("cue eval beir: %v\n%s", err, stderrOf(err))
 	}
 	var res struct {
 		Scores []struct {
@@ -163,4 +164,15 @@ func TestEvalRanksAsAnAgentIsAnswered(t *testing.T) {
 	if compared != 8 {
 		t.Fatalf("compared %d answers, want 4 queries in 2 modes", compared)
 	}
+}
+
+// stderrOf is the end of what a failed command wrote to stderr, which
+// Output keeps in the error.
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return ""
+	}
+	b := ee.Stderr
+	return string(b[max(0, len(b)-4096):])
 }
