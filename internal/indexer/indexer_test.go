@@ -248,3 +248,24 @@ func TestNoEmbedRequestsWithoutAModel(t *testing.T) {
 		t.Fatalf("requests without a model: %+v", got)
 	}
 }
+
+// The invalid-UTF-8 warning follows ingest's repair flag: a file ingest
+// repaired says so, one that holds U+FFFD of its own does not.
+func TestRepairedContentIsWarnedOf(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	repaired := upsert("latin1.txt", "caf\uFFFD\n")
+	repaired.UTF8Repaired = true
+	own := upsert("encoding.md", "# Encoding\n\nU+FFFD looks like \uFFFD.\n")
+	for i, ev := range []events.FileUpserted{repaired, own} {
+		if err := s.Handle(context.Background(), events.Envelope{StreamSeq: uint64(i + 1), Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec, _ := stored(t, conn, "latin1.txt"); len(rec.Warnings) != 1 || rec.Warnings[0] != "invalid UTF-8 replaced" {
+		t.Errorf("repaired file: warnings %q", rec.Warnings)
+	}
+	if rec, _ := stored(t, conn, "encoding.md"); len(rec.Warnings) != 0 {
+		t.Errorf("a file holding U+FFFD of its own: warnings %q", rec.Warnings)
+	}
+}
