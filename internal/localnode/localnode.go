@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -40,11 +41,15 @@ type Node struct {
 	// Debounce is the ingest debounce the daemon runs with.
 	Debounce time.Duration
 
-	stopped bool
-	stopErr error
-	cancel  context.CancelFunc
-	done    chan error
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	dead     chan struct{} // closed once the daemon has stopped
+	runErr   error         // why, once dead is closed
 }
+
+// stopWait is how long a call that found no edge waits for the daemon to
+// finish stopping, so as to say why it stopped.
+const stopWait = 10 * time.Second
 
 // readyTimeout bounds the wait for a daemon's query service.
 const readyTimeout = 2 * time.Minute
@@ -101,19 +106,38 @@ func Start(ctx context.Context, root string, o Options) (*Node, error) {
 		<-done
 		return nil, err
 	}
-	return &Node{WS: ws, Info: info, Conn: conn, Caller: caller, Debounce: cfg.Ingest.Debounce.Duration, cancel: cancel, done: done}, nil
+	n := &Node{WS: ws, Info: info, Conn: conn, Caller: caller, Debounce: cfg.Ingest.Debounce.Duration, cancel: cancel, dead: make(chan struct{})}
+	// dead is closed once the daemon's error is kept: calls wait on it
+	// as Stop does.
+	go func() {
+		n.runErr = <-done
+		close(n.dead)
+	}()
+	return n, nil
 }
 
 // Stop closes the client and stops the daemon, waiting for its shutdown;
 // it returns the daemon's error, the same on every call.
 func (n *Node) Stop() error {
-	if !n.stopped {
-		n.stopped = true
+	n.stopOnce.Do(func() {
 		n.Conn.Close()
 		n.cancel()
-		n.stopErr = <-n.done
+	})
+	<-n.dead
+	return n.runErr
+}
+
+// deadWithin reports whether the daemon has stopped, or stops within d,
+// and why.
+func (n *Node) deadWithin(d time.Duration) (bool, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-n.dead:
+		return true, n.runErr
+	case <-t.C:
+		return false, nil
 	}
-	return n.stopErr
 }
 
 // Call calls tool with args marshalled to JSON and decodes the result
@@ -123,7 +147,29 @@ func (n *Node) Call(ctx context.Context, tool string, args any, out any) error {
 	if err != nil {
 		return err
 	}
-	res, err := n.Caller.Call(ctx, tool, b)
+	// A call is given up when the daemon stops, rather than waiting out
+	// the client's timeout on a server that is gone.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-n.dead:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	res, err := n.Caller.Call(cctx, tool, b)
+	if err != nil && ctx.Err() == nil {
+		// "No edge is serving" says to start the daemon, which is not
+		// the user's to do here: when this one is stopping, say why.
+		wait := time.Duration(0)
+		if errors.Is(err, query.ErrNoEdge) || cctx.Err() != nil {
+			wait = stopWait
+		}
+		if dead, why := n.deadWithin(wait); dead {
+			return fmt.Errorf("%s: the daemon stopped: %v", tool, why)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", tool, err)
 	}
