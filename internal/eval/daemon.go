@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -129,11 +131,9 @@ func Run(ctx context.Context, ds *Dataset, o RunOptions) ([]Scores, error) {
 		return nil, err
 	}
 	if model != "none" {
-		var probe string
-		for qid := range ds.Qrels {
-			probe = ds.Queries[qid]
-			break
-		}
+		// The probe is a query read_context takes: SciFact holds one over
+		// its limit.
+		probe := Shorten(ds.Queries[slices.Min(slices.Collect(maps.Keys(ds.Qrels)))])
 		if err := questions.WaitEmbedded(ctx, n, len(files), probe, progress); err != nil {
 			return nil, err
 		}
