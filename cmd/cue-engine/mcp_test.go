@@ -116,6 +116,73 @@ func mcpGoSession(ctx context.Context, t *testing.T, c *mcpgo.Client) {
 	}
 }
 
+// mcpGoMemories has an mcp-go client write, correct and forget a memory:
+// save_memory's hash is what search_memories finds; update_memory's
+// correction replaces it in search; forget_memory takes each out.
+func mcpGoMemories(ctx context.Context, t *testing.T, c *mcpgo.Client) {
+	t.Helper()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcpgotypes.InitializeRequest{Params: mcpgotypes.InitializeParams{
+		ClientInfo: mcpgotypes.Implementation{Name: "mcp-go", Version: "test"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(tool string, args map[string]any) string {
+		t.Helper()
+		res, err := c.CallTool(ctx, mcpgotypes.CallToolRequest{Params: mcpgotypes.CallToolParams{Name: tool, Arguments: args}})
+		if err != nil || res.IsError || len(res.Content) == 0 {
+			t.Fatalf("mcp-go %s: %v %+v", tool, err, res)
+		}
+		tc, _ := mcpgotypes.AsTextContent(res.Content[0])
+		return tc.Text
+	}
+	hashOf := func(text string) string {
+		var r struct {
+			Hash string `json:"hash"`
+		}
+		if err := json.Unmarshal([]byte(text), &r); err != nil || r.Hash == "" {
+			t.Fatalf("no hash in %s: %v", text, err)
+		}
+		return r.Hash
+	}
+	found := func(query string) []string {
+		t.Helper()
+		text := call(tools.SearchMemories, map[string]any{"query": query, "mode": "keyword"})
+		var hits []struct {
+			Hash string `json:"hash"`
+		}
+		if err := json.Unmarshal([]byte(text), &hits); err != nil {
+			// "nothing found" is said in words
+			return nil
+		}
+		var hashes []string
+		for _, h := range hits {
+			hashes = append(hashes, h.Hash)
+		}
+		return hashes
+	}
+	first := hashOf(call(tools.SaveMemory, map[string]any{"kind": "decision", "text": "Sign tokens with Ed25519 keys", "tags": []string{"auth"}}))
+	if got := found("sign tokens"); len(got) != 1 || got[0] != first {
+		t.Fatalf("search_memories after save_memory: %v, want %s", got, first)
+	}
+	second := hashOf(call(tools.UpdateMemory, map[string]any{"hash": first, "text": "Sign tokens with ECDSA P-256 keys"}))
+	if got := found("sign tokens"); len(got) != 1 || got[0] != second || second == first {
+		t.Fatalf("search_memories after update_memory: %v, want %s alone", got, second)
+	}
+	// Forgetting the correction makes the corrected memory current again
+	// (docs/tools.md); forgetting that too leaves nothing.
+	call(tools.ForgetMemory, map[string]any{"hash": second})
+	if got := found("sign tokens"); len(got) != 1 || got[0] != first {
+		t.Fatalf("search_memories after forgetting the correction: %v, want %s again", got, first)
+	}
+	call(tools.ForgetMemory, map[string]any{"hash": first})
+	if got := found("sign tokens"); len(got) != 0 {
+		t.Fatalf("search_memories after forgetting both: %v, want nothing", got)
+	}
+}
+
 // TestMCPClientsOverStdioAndHTTP drives the real `cue mcp` binary over stdio
 // with two MCP clients that are not ours, and the daemon it starts over
 // Streamable HTTP with both.
@@ -139,6 +206,11 @@ func TestMCPClientsOverStdioAndHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatalf("`cue mcp` should have started a daemon: %v", err)
 	}
+	t.Run("mcp-go/stdio/memory", func(t *testing.T) {
+		c := mcpgo.NewClient(transport.NewStdio(bin("cue"), os.Environ(), "mcp", "--workspace", root))
+		defer c.Close()
+		mcpGoMemories(ctx, t, c)
+	})
 	t.Run("mcp-go/stdio", func(t *testing.T) {
 		c := mcpgo.NewClient(transport.NewStdio(bin("cue"), os.Environ(), "mcp", "--workspace", root))
 		defer c.Close()
