@@ -78,7 +78,8 @@ func goSDKSession(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 	}
 }
 
-func mcpGoSession(ctx context.Context, t *testing.T, c *mcpgo.Client) {
+// startMCPGo starts an mcp-go client and initialises its session.
+func startMCPGo(ctx context.Context, t *testing.T, c *mcpgo.Client) {
 	t.Helper()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -88,6 +89,11 @@ func mcpGoSession(ctx context.Context, t *testing.T, c *mcpgo.Client) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func mcpGoSession(ctx context.Context, t *testing.T, c *mcpgo.Client) {
+	t.Helper()
+	startMCPGo(ctx, t, c)
 	list, err := c.ListTools(ctx, mcpgotypes.ListToolsRequest{})
 	if err != nil || len(list.Tools) < 2 {
 		t.Fatalf("list tools: %v %v", list, err)
@@ -121,14 +127,7 @@ func mcpGoSession(ctx context.Context, t *testing.T, c *mcpgo.Client) {
 // correction replaces it in search; forget_memory takes each out.
 func mcpGoMemories(ctx context.Context, t *testing.T, c *mcpgo.Client) {
 	t.Helper()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcpgotypes.InitializeRequest{Params: mcpgotypes.InitializeParams{
-		ClientInfo: mcpgotypes.Implementation{Name: "mcp-go", Version: "test"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	startMCPGo(ctx, t, c)
 	call := func(tool string, args map[string]any) string {
 		t.Helper()
 		res, err := c.CallTool(ctx, mcpgotypes.CallToolRequest{Params: mcpgotypes.CallToolParams{Name: tool, Arguments: args}})

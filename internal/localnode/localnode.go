@@ -43,8 +43,9 @@ type Node struct {
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
-	dead     chan struct{} // closed once the daemon has stopped
-	runErr   error         // why, once dead is closed
+	dead     context.Context // done once the daemon has stopped
+	markDead context.CancelFunc
+	runErr   error // why, once dead is done
 }
 
 // stopWait is how long a call that found no edge waits for the daemon to
@@ -106,12 +107,13 @@ func Start(ctx context.Context, root string, o Options) (*Node, error) {
 		<-done
 		return nil, err
 	}
-	n := &Node{WS: ws, Info: info, Conn: conn, Caller: caller, Debounce: cfg.Ingest.Debounce.Duration, cancel: cancel, dead: make(chan struct{})}
-	// dead is closed once the daemon's error is kept: calls wait on it
-	// as Stop does.
+	n := &Node{WS: ws, Info: info, Conn: conn, Caller: caller, Debounce: cfg.Ingest.Debounce.Duration, cancel: cancel}
+	n.dead, n.markDead = context.WithCancel(context.Background())
+	// dead is done once the daemon's error is kept: calls end on it and
+	// Stop waits on it.
 	go func() {
 		n.runErr = <-done
-		close(n.dead)
+		n.markDead()
 	}()
 	return n, nil
 }
@@ -123,7 +125,7 @@ func (n *Node) Stop() error {
 		n.Conn.Close()
 		n.cancel()
 	})
-	<-n.dead
+	<-n.dead.Done()
 	return n.runErr
 }
 
@@ -133,7 +135,7 @@ func (n *Node) deadWithin(d time.Duration) (bool, error) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-n.dead:
+	case <-n.dead.Done():
 		return true, n.runErr
 	case <-t.C:
 		return false, nil
@@ -151,13 +153,7 @@ func (n *Node) Call(ctx context.Context, tool string, args any, out any) error {
 	// the client's timeout on a server that is gone.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-n.dead:
-			cancel()
-		case <-cctx.Done():
-		}
-	}()
+	defer context.AfterFunc(n.dead, cancel)()
 	res, err := n.Caller.Call(cctx, tool, b)
 	if err != nil && ctx.Err() == nil {
 		// "No edge is serving" says to start the daemon, which is not

@@ -304,8 +304,9 @@ func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string
 		if time.Now().After(deadline) {
 			return fmt.Errorf("questions: no document was embedded in %s (%d of %d have vectors)", stallLimit, max(vectors, 0), docs)
 		}
-		// Each look reads every record, as `cue status` does: on a large
-		// set, looking often would take the CPU the embedding needs.
+		// Each look lists every key of cue_docs and cue_vectors, as `cue
+		// status` does: on a large set, looking often would take the CPU
+		// the embedding needs.
 		every := 250 * time.Millisecond
 		if docs > 5000 {
 			every = 2 * time.Second
