@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -50,6 +51,23 @@ func cmdUp(args []string) error {
 	log, err := c.logger()
 	if err != nil {
 		return err
+	}
+	// CUE_CPU_PROFILE=FILE writes a CPU profile of the whole run to
+	// FILE.PID, for finding where indexing's time goes (docs/bench.md);
+	// the PID keeps a restart's profile from replacing the first run's.
+	if path := os.Getenv("CUE_CPU_PROFILE"); path != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+		if err != nil {
+			return fmt.Errorf("CUE_CPU_PROFILE: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("CUE_CPU_PROFILE: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

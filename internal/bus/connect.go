@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -29,6 +30,8 @@ type Conn struct {
 	NC     *nats.Conn
 	JS     jetstream.JetStream
 	closed chan struct{}
+	// handles keeps the bucket handles KV and Objects looked up.
+	handles sync.Map
 }
 
 // ConnectOptions tune Connect.

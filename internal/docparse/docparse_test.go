@@ -3,7 +3,11 @@ package docparse
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -407,4 +411,36 @@ func BenchmarkBuildGo(b *testing.B) { benchmarkBuild(b, "big.go", benchGo()) }
 // rejects: the line heuristic cuts it.
 func BenchmarkBuildCode(b *testing.B) {
 	benchmarkBuild(b, "big.go", strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) {\n\tfmt.Fprintln(w, r.URL)\n}\n\n", 12000))
+}
+
+// BenchmarkBuildGoroot builds the records of the Go standard library's
+// own .go files (the first 2,000 in walk order), as the indexer does when
+// `cue bench --repo goroot` runs: real code rather than a repeated
+// sample, so piece caches and parsers meet the variety users have.
+func BenchmarkBuildGoroot(b *testing.B) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	var files []string
+	total := 0
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || len(files) == 2000 {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			data, err := os.ReadFile(p)
+			if err == nil {
+				files = append(files, string(data))
+				total += len(data)
+			}
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		b.Skip("no Go source under GOROOT:", root)
+	}
+	b.SetBytes(int64(total))
+	for b.Loop() {
+		for i, content := range files {
+			Build("r", fmt.Sprintf("f%d.go", i), content)
+		}
+	}
 }

@@ -256,11 +256,11 @@ func keepInProgress(ctx context.Context, every time.Duration) (stop func()) {
 }
 
 func (s *Service) handleOnce(ctx context.Context, req events.EmbedRequest, log *slog.Logger) error {
-	docs, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	docs, err := s.conn.KV(ctx, events.DocsBucket)
 	if err != nil {
 		return fmt.Errorf("embedworker: bucket %s: %w", events.DocsBucket, err)
 	}
-	vectors, err := s.conn.JS.KeyValue(ctx, events.VectorsBucket)
+	vectors, err := s.conn.KV(ctx, events.VectorsBucket)
 	if err != nil {
 		return fmt.Errorf("embedworker: bucket %s: %w", events.VectorsBucket, err)
 	}
@@ -393,7 +393,7 @@ func (s *Service) content(ctx context.Context, doc events.DocRecord) (string, er
 	if doc.Blob == "" {
 		return doc.Content, nil
 	}
-	obs, err := s.conn.JS.ObjectStore(ctx, events.BlobsBucket)
+	obs, err := s.conn.Objects(ctx, events.BlobsBucket)
 	if err != nil {
 		return "", fmt.Errorf("embedworker: object store: %w", err)
 	}

@@ -57,7 +57,7 @@ func (s *Service) parseCard(ctx context.Context, rec *events.DocRecord, content 
 
 // live reports whether the doc at path has a record that is not a tombstone.
 func (s *Service) live(ctx context.Context, repo, path string) bool {
-	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	kv, err := s.conn.KV(ctx, events.DocsBucket)
 	if err != nil {
 		return true
 	}
@@ -161,7 +161,7 @@ func (s *Service) stillCurrent(ctx context.Context, repo, path string, seq uint6
 	if seq == 0 {
 		return nil // a deletion found through another card, not a record
 	}
-	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	kv, err := s.conn.KV(ctx, events.DocsBucket)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (s *Service) stillCurrent(ctx context.Context, repo, path string, seq uint6
 // otherCard finds a live card other than path that claims id, and returns
 // its task. It lists the repo's records, so it is kept for deletions.
 func (s *Service) otherCard(ctx context.Context, repo, path, id string) (events.Task, bool) {
-	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	kv, err := s.conn.KV(ctx, events.DocsBucket)
 	if err != nil {
 		return events.Task{}, false
 	}

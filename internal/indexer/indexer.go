@@ -213,7 +213,7 @@ func (s *Service) requestEmbedding(ctx context.Context, rec events.DocRecord) er
 }
 
 func (s *Service) blob(ctx context.Context, name string) ([]byte, error) {
-	obs, err := s.conn.JS.ObjectStore(ctx, events.BlobsBucket)
+	obs, err := s.conn.Objects(ctx, events.BlobsBucket)
 	if err != nil {
 		return nil, fmt.Errorf("indexer: object store: %w", err)
 	}
@@ -241,7 +241,7 @@ func (s *Service) encode(ctx context.Context, rec *events.DocRecord) ([]byte, er
 		return data, nil
 	}
 	if rec.Content != "" {
-		obs, err := s.conn.JS.ObjectStore(ctx, events.BlobsBucket)
+		obs, err := s.conn.Objects(ctx, events.BlobsBucket)
 		if err != nil {
 			return nil, fmt.Errorf("indexer: object store: %w", err)
 		}
@@ -278,7 +278,7 @@ func (s *Service) encode(ctx context.Context, rec *events.DocRecord) ([]byte, er
 // record is this event's: written now, or by an earlier delivery of it.
 func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, data []byte) (current bool, err error) {
 	seq := rec.SourceSeq
-	kv, err := s.conn.JS.KeyValue(ctx, events.DocsBucket)
+	kv, err := s.conn.KV(ctx, events.DocsBucket)
 	if err != nil {
 		return false, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
 	}
