@@ -5,12 +5,17 @@ import (
 	"unicode/utf8"
 )
 
-// eachToken calls fn with Tokenize's tokens of s, in order, allocating
-// only for tokens that are not already a lower-case run of s: indexing
-// analyses every document's whole text, and Tokenize's slice and
+// eachToken calls fn with Tokenize's tokens of s, in order, and with the
+// stopwords Tokenize drops among them: the caller drops those, once per
+// distinct word (analyzeFields keeps what it found in its words map), where
+// a stopword lookup per token was a tenth of indexing a document. joined
+// tells a compound's parts joined, which Tokenize keeps even when they
+// spell a stopword. It
+// allocates only for tokens that are not already a lower-case run of s:
+// indexing analyses every document's whole text, and Tokenize's slice and
 // per-token strings were most of its cost. The tokens may share s's
 // memory; a caller keeping one beyond s's life clones it.
-func eachToken(s string, fn func(tok string)) {
+func eachToken(s string, fn func(tok string, joined bool)) {
 	var parts []string // reused by compounds that are not plain ASCII
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -51,16 +56,15 @@ func eachToken(s string, fn func(tok string)) {
 	}
 }
 
-// emitParts is Tokenize's emission of a compound's parts: each but
-// stopwords, then the parts joined when there are several.
-func emitParts(parts []string, fn func(string)) {
+// emitParts is Tokenize's emission of a compound's parts, stopwords too
+// (eachToken's caller drops them): each, then the parts joined when there
+// are several.
+func emitParts(parts []string, fn func(string, bool)) {
 	for _, p := range parts {
-		if !stopwords[p] {
-			fn(p)
-		}
+		fn(p, false)
 	}
 	if len(parts) > 1 {
-		fn(strings.Join(parts, ""))
+		fn(strings.Join(parts, ""), true)
 	}
 }
 
@@ -81,7 +85,7 @@ func asciiDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // asciiCompound is splitCompound and Tokenize's emission for a compound of
 // ASCII letters, digits and joiners, with the same case boundaries.
-func asciiCompound(c string, fn func(string)) {
+func asciiCompound(c string, fn func(string, bool)) {
 	plain := true // no joiner or capital: parts are substrings, the whole is c
 	var parts [16][2]int
 	n := 0
@@ -122,23 +126,21 @@ func asciiCompound(c string, fn func(string)) {
 		return
 	}
 	if plain {
-		if n == 1 && !stopwords[c] {
-			fn(c)
+		if n == 1 {
+			fn(c, false)
 		}
 		return
 	}
 	var whole []byte
 	for _, p := range parts[:n] {
 		word := lowerASCII(c[p[0]:p[1]])
-		if !stopwords[word] {
-			fn(word)
-		}
+		fn(word, false)
 		if n > 1 {
 			whole = append(whole, word...)
 		}
 	}
 	if n > 1 {
-		fn(string(whole))
+		fn(string(whole), true)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,7 +14,11 @@ import (
 
 func collect(s string) []string {
 	var out []string
-	eachToken(s, func(t string) { out = append(out, t) })
+	eachToken(s, func(t string, joined bool) {
+		if joined || !stopwords[t] {
+			out = append(out, t)
+		}
+	})
 	return out
 }
 
@@ -71,4 +76,34 @@ func FuzzEachTokenIsTokenize(f *testing.F) {
 			t.Fatalf("%q: eachToken %q, Tokenize %q", s, got, want)
 		}
 	})
+}
+
+// analyzeFields counts, per field, exactly the stems of Tokenize's
+// tokens: stopwords out once per word, a compound's joined parts in even
+// when they spell one ("i-t" is "it"), whatever came first.
+func TestAnalyzeFieldsCountsTokenize(t *testing.T) {
+	for _, body := range []string{
+		"it i-t it I_T the of-the running runs",
+		"i-t then it",
+		"it then i-t",
+		strings.Repeat("readContext of HTTPServer the_of é-x ", 3),
+	} {
+		a := analyzeFields(Fields{Path: "docs/i-t.md", Body: body})
+		got := map[string][numFields]uint16{}
+		for _, term := range a.terms {
+			got[term.text] = term.tf
+		}
+		a.release()
+		want := map[string][numFields]uint16{}
+		for f, text := range map[int]string{fieldPath: "docs/i-t.md", fieldBody: body} {
+			for _, tok := range Tokenize(text) {
+				tf := want[stem(tok)]
+				tf[f]++
+				want[stem(tok)] = tf
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: analyzed %v, Tokenize gives %v", body, got, want)
+		}
+	}
 }

@@ -168,11 +168,16 @@ type analyzed struct {
 	// terms are the document's distinct terms with their frequencies.
 	terms []analyzedTerm
 	// termOf maps each term's text, and words maps each word as written,
-	// to its place in terms; wordList holds the words in the order they
-	// first appear.
-	termOf   map[string]int32
-	words    map[string]int32
-	wordList []string
+	// to its place in terms, -1 for a stopword: a word's first sight
+	// decides, and every later one is one lookup. wordList holds the
+	// indexed words in the order they first appear, wordTerms their places
+	// in terms. joinedStops are stopwords a compound spells ("i-t"), which
+	// Tokenize keeps.
+	termOf      map[string]int32
+	words       map[string]int32
+	wordList    []string
+	wordTerms   []int32
+	joinedStops map[string]int32
 }
 
 type analyzedTerm struct {
@@ -194,7 +199,8 @@ func (a *analyzed) release() {
 	clear(a.words)
 	clear(a.terms)
 	clear(a.wordList)
-	a.terms, a.wordList, a.lens = a.terms[:0], a.wordList[:0], [numFields]uint32{}
+	clear(a.joinedStops)
+	a.terms, a.wordList, a.wordTerms, a.lens = a.terms[:0], a.wordList[:0], a.wordTerms[:0], [numFields]uint32{}
 	spareAnalyses.Put(a)
 }
 
@@ -202,17 +208,24 @@ func (a *analyzed) release() {
 func analyzeFields(doc Fields) *analyzed {
 	a := spareAnalyses.Get().(*analyzed)
 	f := 0
-	add := func(w string) {
+	add := func(w string, joined bool) {
 		i, ok := a.words[w]
 		if !ok {
-			t := stem(w)
-			if i, ok = a.termOf[t]; !ok {
-				i = int32(len(a.terms))
-				a.terms = append(a.terms, analyzedTerm{text: t})
-				a.termOf[t] = i
+			if stopwords[w] {
+				i = -1
+				a.words[w] = i
+			} else {
+				i = a.addWord(w)
+				a.words[w] = i
 			}
-			a.words[w] = i
-			a.wordList = append(a.wordList, w)
+		}
+		if i < 0 {
+			if !joined {
+				return
+			}
+			// Tokenize keeps the parts of a compound joined even when they
+			// spell a stopword ("i-t"); the word stays one in the map.
+			i = a.joinedStopword(w)
 		}
 		if tf := &a.terms[i].tf[f]; *tf < math.MaxUint16 {
 			*tf++
@@ -230,6 +243,35 @@ func analyzeFields(doc Fields) *analyzed {
 	f = fieldBody
 	eachToken(doc.Body, add)
 	return a
+}
+
+// addWord adds word w, first seen, with its term, and returns the term's
+// place in a.terms.
+func (a *analyzed) addWord(w string) int32 {
+	t := stem(w)
+	i, ok := a.termOf[t]
+	if !ok {
+		i = int32(len(a.terms))
+		a.terms = append(a.terms, analyzedTerm{text: t})
+		a.termOf[t] = i
+	}
+	a.wordList = append(a.wordList, w)
+	a.wordTerms = append(a.wordTerms, i)
+	return i
+}
+
+// joinedStopword is addWord for a compound's joined parts that spell a
+// stopword: kept apart from words, where the stopword stands dropped.
+func (a *analyzed) joinedStopword(w string) int32 {
+	if a.joinedStops == nil {
+		a.joinedStops = make(map[string]int32)
+	}
+	if i, ok := a.joinedStops[w]; ok {
+		return i
+	}
+	i := a.addWord(w)
+	a.joinedStops[w] = i
+	return i
 }
 
 // Upsert indexes doc under id, replacing whatever id held before.
@@ -266,8 +308,8 @@ func (ix *Index) Upsert(id string, doc Fields) {
 		ix.terms[tid].postings = ps
 	}
 	e.surfaces = make([]uint32, 0, len(a.wordList))
-	for _, w := range a.wordList {
-		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, tids[a.words[w]]))
+	for k, w := range a.wordList {
+		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, tids[a.wordTerms[k]]))
 	}
 	for f, l := range a.lens {
 		ix.totalLens[f] += uint64(l)
