@@ -1,7 +1,7 @@
 package docparse
 
 import (
-	"go/parser"
+	"go/scanner"
 	"go/token"
 	"regexp"
 	"strconv"
@@ -40,18 +40,65 @@ func imports(content, lang string) []events.Link {
 }
 
 func goImports(content string) []events.Link {
+	// The scanner alone, up to the first declaration that is not an
+	// import: go/parser copied the whole file to read its head. A file
+	// broken after its imports keeps them.
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", content, parser.ImportsOnly|parser.SkipObjectResolution)
-	if f == nil || err != nil && len(f.Imports) == 0 {
+	file := fset.AddFile("", fset.Base(), len(content))
+	var s scanner.Scanner
+	s.Init(file, unsafeBytes(content), nil, 0)
+	var links []events.Link
+	pos, tok, lit := s.Scan()
+	for tok == token.SEMICOLON {
+		pos, tok, lit = s.Scan()
+	}
+	if tok != token.PACKAGE {
 		return nil
 	}
-	links := make([]events.Link, 0, len(f.Imports))
-	for _, is := range f.Imports {
-		p, err := strconv.Unquote(is.Path.Value)
-		if err != nil || p == "" {
+	if _, tok, _ = s.Scan(); tok != token.IDENT {
+		return nil
+	}
+	for pos, tok, lit = s.Scan(); tok == token.SEMICOLON || tok == token.IMPORT; pos, tok, lit = s.Scan() {
+		if tok == token.SEMICOLON {
 			continue
 		}
-		links = append(links, events.Link{Target: p, Line: fset.PositionFor(is.Pos(), false).Line, Kind: LinkImport})
+		// One spec, or a group: "(" specs ")", each spec [name] "path".
+		group := false
+		specStart := token.NoPos
+		for pos, tok, lit = s.Scan(); tok != token.EOF; pos, tok, lit = s.Scan() {
+			switch {
+			case tok == token.LPAREN && !group && specStart == token.NoPos:
+				group = true
+				continue
+			case tok == token.SEMICOLON:
+				specStart = token.NoPos
+				if group {
+					continue
+				}
+			case tok == token.RPAREN && group:
+				group = false
+				continue
+			case tok == token.IDENT || tok == token.PERIOD:
+				if specStart == token.NoPos {
+					specStart = pos
+				}
+				continue
+			case tok == token.STRING:
+				if specStart == token.NoPos {
+					specStart = pos
+				}
+				if p, err := strconv.Unquote(lit); err == nil && p != "" {
+					links = append(links, events.Link{Target: p, Line: file.PositionFor(specStart, false).Line, Kind: LinkImport})
+				}
+				continue
+			default:
+				return links // not an import spec: broken
+			}
+			break // the end of a single spec
+		}
+		if tok == token.EOF {
+			break
+		}
 	}
 	return links
 }
