@@ -200,3 +200,23 @@ func TestImportanceReadsAGoModNotKeptAsPlainText(t *testing.T) {
 		}
 	}
 }
+
+// A code file's declarations are searched as its headings are: the file
+// that declares RetryBudget outranks one that only talks about retry
+// budgets, and a package's name is not a declaration of it.
+func TestCodeDeclarationsRankAsHeadings(t *testing.T) {
+	h := newHarness(t)
+	r := h.start("")
+	h.put(shopRecord("pkg/limits/limits.go", "package limits\n\n// Spend takes n from what is left.\nfunc (b *RetryBudget) Spend(n int) bool {\n\tif b.left < n {\n\t\treturn false\n\t}\n\tb.left -= n\n\treturn true\n}\n"))
+	h.put(shopRecord("pkg/client/client.go", "package client\n\n// Do sends req; a failure spends the retry budget, and once the\n// retry budget is gone the retry budget stays gone until reset.\nfunc Do(req Request) error {\n\treturn send(req)\n}\n"))
+	doc := shopRecord("pkg/budget/doc.go", "package budget\n\n// Nothing here.\nvar x = 1\n")
+	rev := h.put(doc)
+	r.wait(rev)
+	hits := r.search(map[string]any{"query": "retry budget spend", "mode": "keyword", "limit": 3})
+	if got := paths(hits); len(got) < 2 || got[0] != "pkg/limits/limits.go" {
+		t.Fatalf("order %q, want pkg/limits/limits.go first: %+v", got, hits)
+	}
+	if f := fieldsOf(&doc); slices.Contains(f.Headings, "package budget") || !slices.Contains(f.Headings, "var x") {
+		t.Errorf("headings of doc.go: %q, want its declaration and not its package", f.Headings)
+	}
+}

@@ -1062,7 +1062,29 @@ func fieldsOf(rec *events.DocRecord) search.Fields {
 	for i, h := range rec.Headings {
 		hs[i] = h.Text
 	}
+	if rec.Kind == events.DocCode {
+		hs = append(hs, codeSymbols(rec.Chunks)...)
+	}
 	return search.Fields{Path: rec.Path, Title: rec.Title, Headings: hs, Body: rec.Content}
+}
+
+// codeSymbols are the names of a code file's declarations, as its chunks
+// are labelled ("func (*Index).Search", "type Config"), each once.
+func codeSymbols(chunks []events.Chunk) []string {
+	var out []string
+	for _, c := range chunks {
+		if len(c.HeadingPath) == 0 {
+			continue
+		}
+		name := c.HeadingPath[len(c.HeadingPath)-1]
+		if strings.HasPrefix(name, "package ") {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1] != name {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // topAnchors returns the texts of the n most prominent headings: the

@@ -27,7 +27,7 @@ import (
 // everything before it, so that a torn or garbled file is refused rather
 // than loaded.
 
-const snapshotMagic = "cuedeck keyword index v1\n"
+const snapshotMagic = "cuedeck keyword index v3\n"
 
 // ErrBadSnapshot is returned by ReadSnapshot for a file that is not a
 // whole, intact snapshot of this version.
