@@ -528,12 +528,40 @@ func knownNode(k string, t, orig events.Task, origNode *yaml.Node, had bool) (*y
 }
 
 func str(s string) *yaml.Node {
+	if plainSafe(s) {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	}
 	n := &yaml.Node{}
 	if err := n.Encode(s); err != nil {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
 	}
 	return n
 }
+
+// plainSafe reports whether s is a string YAML writes plain and reads back
+// as the same string, as Node.Encode decides it: a letter, then letters,
+// digits, spaces and "_-./", no space at the end, and not a word YAML 1.1
+// reads as a boolean or null. Node.Encode writes the value out and parses
+// it back, which made rendering a card most of the cost of writing a task
+// back; the rest still goes through it.
+func plainSafe(s string) bool {
+	if s == "" || !isASCIILetter(s[0]) || s[len(s)-1] == ' ' || len(s) > 64 {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !isASCIILetter(c) && (c < '0' || c > '9') && c != ' ' && c != '_' && c != '-' && c != '.' && c != '/' {
+			return false
+		}
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return false
+	}
+	return true
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 func list(items []string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
