@@ -166,7 +166,9 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			if err != nil && retryableWrite(err) {
 				// Hold the position before this event, so that it and
 				// what follows are written back once the disk allows.
-				if serr := w.sync(); serr != nil {
+				serr := w.sync()
+				w.close()
+				if serr != nil {
 					return serr
 				}
 				for n := range positions {
@@ -181,8 +183,10 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 				s.logger.Warn("ingest: writing a task back into its card failed", "repo", p.repo.name, "id", p.ev.Task.ID, "stream_seq", p.seq, "err", err)
 			}
 		}
-		if err := w.sync(); err != nil {
-			return err
+		serr := w.sync()
+		w.close()
+		if serr != nil {
+			return serr
 		}
 		for n := range positions {
 			positions[n] = max(positions[n], seq)
@@ -225,6 +229,59 @@ func cardPath(t events.Task) string {
 type cardWrites struct {
 	staged map[*repo]bool            // the staging directory exists
 	dirs   map[*repo]map[string]bool // directories renamed into, unsynced
+	decks  map[*repo]*deckRoots
+}
+
+// deckRoots are a repo's .cuedeck and staging directories opened once for
+// a batch: os.Root opens every directory on a path in turn, and walking
+// from the repo's root for each read, staging and rename was ten
+// directory opens a card.
+type deckRoots struct {
+	deck, tmp *os.Root
+}
+
+// deckDir is where cards and the staging directory both live.
+const deckDir = ".cuedeck"
+
+// roots opens r's deck roots for this batch, the staging directory
+// created if need be.
+func (w *cardWrites) roots(r *repo) (*deckRoots, error) {
+	if d := w.decks[r]; d != nil {
+		return d, nil
+	}
+	if !w.staged[r] {
+		if err := r.root.MkdirAll(tmpDir, 0o755); err != nil {
+			return nil, err
+		}
+		if w.staged == nil {
+			w.staged = map[*repo]bool{}
+		}
+		w.staged[r] = true
+	}
+	deck, err := r.root.OpenRoot(deckDir)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := deck.OpenRoot(strings.TrimPrefix(tmpDir, deckDir+"/"))
+	if err != nil {
+		deck.Close()
+		return nil, err
+	}
+	if w.decks == nil {
+		w.decks = map[*repo]*deckRoots{}
+	}
+	d := &deckRoots{deck: deck, tmp: tmp}
+	w.decks[r] = d
+	return d, nil
+}
+
+// close closes the roots the batch opened.
+func (w *cardWrites) close() {
+	for _, d := range w.decks {
+		d.tmp.Close()
+		d.deck.Close()
+	}
+	clear(w.decks)
 }
 
 func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent) error {
@@ -232,7 +289,13 @@ func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent) error {
 		return fmt.Errorf("task id %q is not valid", ev.Task.ID)
 	}
 	p := cardPath(ev.Task)
-	old, mode, err := readWithMode(r.root, p)
+	d, err := w.roots(r)
+	if err != nil {
+		return err
+	}
+	// Cards are under card.Dir (cardPath), inside the deck.
+	inDeck := strings.TrimPrefix(p, deckDir+"/")
+	old, mode, err := readWithMode(d.deck, inDeck)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -250,7 +313,7 @@ func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent) error {
 		if !exists {
 			return nil
 		}
-		if err := r.root.Remove(p); err != nil {
+		if err := d.deck.Remove(inDeck); err != nil {
 			return err
 		}
 		w.renamedInto(r, path.Dir(p))
@@ -267,7 +330,7 @@ func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent) error {
 	if !exists {
 		mode = 0o644
 	}
-	return w.replace(r, p, data, mode)
+	return w.replace(r, d, p, data, mode)
 }
 
 // readWithMode reads p inside root and returns its permissions too, with
@@ -289,21 +352,11 @@ func readWithMode(root *os.Root, p string) ([]byte, fs.FileMode, error) {
 // replace replaces p inside r's root with data: written and synced under
 // tmpDir first, then renamed over p, so a reader never sees half a card.
 // The rename is durable once sync has run.
-func (w *cardWrites) replace(r *repo, p string, data []byte, mode fs.FileMode) error {
-	root := r.root
-	if !w.staged[r] {
-		if err := root.MkdirAll(tmpDir, 0o755); err != nil {
-			return err
-		}
-		if w.staged == nil {
-			w.staged = map[*repo]bool{}
-		}
-		w.staged[r] = true
-	}
+func (w *cardWrites) replace(r *repo, d *deckRoots, p string, data []byte, mode fs.FileMode) error {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(tmpDir, path.Base(p)+"."+hex.EncodeToString(rnd[:]))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	name := path.Base(p) + "." + hex.EncodeToString(rnd[:])
+	f, err := d.tmp.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
@@ -316,13 +369,14 @@ func (w *cardWrites) replace(r *repo, p string, data []byte, mode fs.FileMode) e
 	}
 	dir := path.Dir(p)
 	if werr == nil && !w.dirs[r][dir] {
-		werr = root.MkdirAll(dir, 0o755)
+		werr = r.root.MkdirAll(dir, 0o755)
 	}
+	staged := path.Join(strings.TrimPrefix(tmpDir, deckDir+"/"), name)
 	if werr == nil {
-		werr = root.Rename(tmp, p)
+		werr = d.deck.Rename(staged, strings.TrimPrefix(p, deckDir+"/"))
 	}
 	if werr != nil {
-		_ = root.Remove(tmp)
+		_ = d.tmp.Remove(name)
 		return werr
 	}
 	w.renamedInto(r, dir)
