@@ -14,27 +14,24 @@ import (
 // lookup is not kept. A handle names the bucket's stream and subjects, so
 // it outlives the bucket being re-created.
 func (c *Conn) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	if h, ok := c.handles.Load("kv:" + bucket); ok {
-		return h.(jetstream.KeyValue), nil
-	}
-	kv, err := c.JS.KeyValue(ctx, bucket)
-	if err != nil {
-		return nil, err
-	}
-	c.handles.Store("kv:"+bucket, kv)
-	return kv, nil
+	return kept(c, "kv:"+bucket, func() (jetstream.KeyValue, error) { return c.JS.KeyValue(ctx, bucket) })
 }
 
 // Objects is the handle of the object store named bucket, kept as KV
 // keeps a bucket's.
 func (c *Conn) Objects(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
-	if h, ok := c.handles.Load("obj:" + bucket); ok {
-		return h.(jetstream.ObjectStore), nil
+	return kept(c, "obj:"+bucket, func() (jetstream.ObjectStore, error) { return c.JS.ObjectStore(ctx, bucket) })
+}
+
+// kept is the handle c keeps under key, looked up first if it has none.
+func kept[H any](c *Conn, key string, lookup func() (H, error)) (H, error) {
+	if h, ok := c.handles.Load(key); ok {
+		return h.(H), nil
 	}
-	obs, err := c.JS.ObjectStore(ctx, bucket)
+	h, err := lookup()
 	if err != nil {
-		return nil, err
+		return h, err
 	}
-	c.handles.Store("obj:"+bucket, obs)
-	return obs, nil
+	c.handles.Store(key, h)
+	return h, nil
 }
