@@ -285,6 +285,15 @@ func (w *cardWrites) close() {
 }
 
 func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent) error {
+	// The card's path from the repository's root: the roots below name
+	// paths from .cuedeck, and a failure should say which file it was.
+	if err := w.writeTaskIn(r, ev); err != nil {
+		return fmt.Errorf("card %s: %w", cardPath(ev.Task), err)
+	}
+	return nil
+}
+
+func (w *cardWrites) writeTaskIn(r *repo, ev events.TaskEvent) error {
 	if !card.ValidID(ev.Task.ID) {
 		return fmt.Errorf("task id %q is not valid", ev.Task.ID)
 	}
