@@ -30,8 +30,8 @@ type Conn struct {
 	NC     *nats.Conn
 	JS     jetstream.JetStream
 	closed chan struct{}
-	// handles keeps the bucket handles KV and Objects looked up.
-	handles sync.Map
+	// kvs and objects keep the bucket handles KV and Objects looked up.
+	kvs, objects sync.Map
 }
 
 // ConnectOptions tune Connect.

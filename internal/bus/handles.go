@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -14,24 +15,26 @@ import (
 // lookup is not kept. A handle names the bucket's stream and subjects, so
 // it outlives the bucket being re-created.
 func (c *Conn) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	return kept(c, "kv:"+bucket, func() (jetstream.KeyValue, error) { return c.JS.KeyValue(ctx, bucket) })
+	return kept(&c.kvs, bucket, func() (jetstream.KeyValue, error) { return c.JS.KeyValue(ctx, bucket) })
 }
 
 // Objects is the handle of the object store named bucket, kept as KV
 // keeps a bucket's.
 func (c *Conn) Objects(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
-	return kept(c, "obj:"+bucket, func() (jetstream.ObjectStore, error) { return c.JS.ObjectStore(ctx, bucket) })
+	return kept(&c.objects, bucket, func() (jetstream.ObjectStore, error) { return c.JS.ObjectStore(ctx, bucket) })
 }
 
-// kept is the handle c keeps under key, looked up first if it has none.
-func kept[H any](c *Conn, key string, lookup func() (H, error)) (H, error) {
-	if h, ok := c.handles.Load(key); ok {
+// kept is the handle handles keeps for bucket, looked up first if it has
+// none. Keyed by the bucket's name alone, a call on the hot path builds no
+// string.
+func kept[H any](handles *sync.Map, bucket string, lookup func() (H, error)) (H, error) {
+	if h, ok := handles.Load(bucket); ok {
 		return h.(H), nil
 	}
 	h, err := lookup()
 	if err != nil {
 		return h, err
 	}
-	c.handles.Store(key, h)
+	handles.Store(bucket, h)
 	return h, nil
 }

@@ -33,6 +33,10 @@ func TestBucketHandlesAreKeptAndSurviveRecreation(t *testing.T) {
 	if err := conn.JS.DeleteKeyValue(ctx, "later"); err != nil {
 		t.Fatal(err)
 	}
+	// Kept: no lookup is made, so the deleted bucket does not fail it.
+	if _, err := conn.KV(ctx, "later"); err != nil {
+		t.Fatalf("KV looked the bucket up again instead of keeping its handle: %v", err)
+	}
 	if _, err := conn.JS.CreateKeyValue(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
