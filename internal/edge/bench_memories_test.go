@@ -16,10 +16,9 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/memory"
+	"github.com/cuedeck/cuedeck/pkg/core/stats"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
-
-const benchMemories = 10_000
 
 // hashEmbedder is a deterministic bag-of-words embedder of MiniLM's width:
 // each word adds ±1 at a hashed dimension. It costs next to nothing, so a
@@ -144,15 +143,20 @@ func loadedMemories(tb testing.TB, recs []events.MemoryRecord) *Materialiser {
 	return m
 }
 
+// BenchmarkSearchMemories asks search_memories in every mode over
+// memoryBenchSize memories (CUE_MEMORY_BENCH_SIZE), applied as the watch
+// applies them, and reports each mode's latency percentiles beside the
+// mean.
 func BenchmarkSearchMemories(b *testing.B) {
-	recs := memoryCorpus(benchMemories)
+	recs := memoryCorpus(memoryBenchSize())
 	m := loadedMemories(b, recs)
 	defer m.Close()
 	e := New(m, nil)
-	// Queries of two and three words drawn from the memories themselves.
-	queries := make([]json.RawMessage, 64)
+	// Queries of two and three words drawn from the memories themselves,
+	// as BenchmarkSaveMemory asks them.
+	queries := make([]json.RawMessage, 500)
 	for i := range queries {
-		ws := strings.Fields(recs[i*97].Content)
+		ws := strings.Fields(recs[(i*97)%len(recs)].Content)
 		queries[i] = json.RawMessage(fmt.Sprintf(`{"query":%q,"limit":10,"mode":"%%s"%%s}`, strings.Join(ws[:2+i%2], " ")))
 	}
 	for _, c := range []struct{ name, mode, filters string }{
@@ -168,13 +172,18 @@ func BenchmarkSearchMemories(b *testing.B) {
 				args[i] = json.RawMessage(fmt.Sprintf(string(q), c.mode, c.filters))
 			}
 			ctx := context.Background()
+			var lat stats.LatencySummary
 			i := 0
 			for b.Loop() {
+				t0 := time.Now()
 				if _, err := e.Call(ctx, tools.SearchMemories, args[i%len(args)]); err != nil {
 					b.Fatal(err)
 				}
+				lat.RecordDuration(time.Since(t0))
 				i++
 			}
+			b.ReportMetric(lat.Percentile(50), "p50-ms")
+			b.ReportMetric(lat.Percentile(99), "p99-ms")
 		})
 	}
 }

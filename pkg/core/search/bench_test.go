@@ -202,3 +202,16 @@ func BenchmarkUpsertGoroot(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearch100kShort runs two- and three-word queries against
+// 100,000 short documents (about 26 words, like memories) over a small
+// vocabulary, where the common words' lists hold most documents.
+func BenchmarkSearch100kShort(b *testing.B) {
+	c := newCorpus(2, 4000, 100_000, 26)
+	ix := c.index()
+	queries := make([]string, 500)
+	for k := range queries {
+		queries[k] = c.words(2 + k%2)
+	}
+	runQueries(b, ix, queries)
+}

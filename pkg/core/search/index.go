@@ -65,6 +65,26 @@ type termEntry struct {
 	// postings are sorted by doc so a document's posting is found by binary
 	// search when it is removed.
 	postings []posting
+	// maxTF is, per field, at least the highest frequency of any posting,
+	// and minLen at most the shortest length of the field in a document
+	// holding the term there (0 before one does): together they bound the
+	// term's score for query pruning. A removal leaves them as they were,
+	// still bounds.
+	maxTF  [numFields]uint16
+	minLen [numFields]uint32
+}
+
+// bound widens the term's bounds to cover a posting of frequencies tf in a
+// document of field lengths lens.
+func (te *termEntry) bound(tf [numFields]uint16, lens *[numFields]uint32) {
+	for f, n := range tf {
+		if n != 0 {
+			te.maxTF[f] = max(te.maxTF[f], n)
+			if te.minLen[f] == 0 || lens[f] < te.minLen[f] {
+				te.minLen[f] = lens[f]
+			}
+		}
+	}
 }
 
 // surfaceEntry is a word as written, before stemming. Typo tolerance works
@@ -81,7 +101,6 @@ type surfaceEntry struct {
 
 type docEntry struct {
 	id       string
-	lens     [numFields]uint32
 	terms    []uint32
 	surfaces []uint32
 }
@@ -128,6 +147,10 @@ type Index struct {
 	ids      map[string]uint32
 	docs     []docEntry
 	freeDocs []uint32
+	// lens are each document's field lengths, by document like docs but
+	// apart: a search reads them for every posting it scores, and packed
+	// they share cache lines.
+	lens [][numFields]uint32
 
 	termIDs   map[string]uint32
 	terms     []termEntry
@@ -290,8 +313,13 @@ func (ix *Index) Upsert(id string, doc Fields) {
 		ix.removeLocked(d)
 	}
 	d := alloc(&ix.docs, &ix.freeDocs)
+	if int(d) == len(ix.lens) {
+		ix.lens = append(ix.lens, a.lens)
+	} else {
+		ix.lens[d] = a.lens
+	}
 	e := &ix.docs[d]
-	e.id, e.lens = id, a.lens
+	e.id = id
 	e.terms = make([]uint32, 0, len(a.terms))
 	for i, t := range a.terms {
 		tid := ix.termLocked(t.text)
@@ -305,7 +333,9 @@ func (ix *Index) Upsert(id string, doc Fields) {
 			at, _ := slices.BinarySearchFunc(ps, d, cmpPosting)
 			ps = slices.Insert(ps, at, p)
 		}
-		ix.terms[tid].postings = ps
+		te := &ix.terms[tid]
+		te.postings = ps
+		te.bound(t.tf, &a.lens)
 	}
 	e.surfaces = make([]uint32, 0, len(a.wordList))
 	for k, w := range a.wordList {
@@ -350,12 +380,13 @@ func (ix *Index) removeLocked(d uint32) {
 			ix.dropSurfaceLocked(sid)
 		}
 	}
-	for f, l := range e.lens {
+	for f, l := range ix.lens[d] {
 		ix.totalLens[f] -= uint64(l)
 		if l > 0 {
 			ix.fieldDocs[f]--
 		}
 	}
+	ix.lens[d] = [numFields]uint32{}
 	delete(ix.ids, e.id)
 	*e = docEntry{}
 	ix.freeDocs = append(ix.freeDocs, d)

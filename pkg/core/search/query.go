@@ -46,15 +46,25 @@ func (ix *Index) SearchFiltered(query string, limit int, allow func(id string) b
 // weight(id) before the best limit are picked (all weigh 1 when weight is
 // nil): a prior on documents, such as the edge's preference for canonical
 // pages over translations, that the limit then respects. A weight of zero
-// or less leaves the document out. weight runs with the index's read lock
-// held and must not call back into the index.
+// or less leaves the document out, and one above 1 is not allowed: the
+// search skips documents whose score cannot reach the best limit even at
+// weight 1. weight runs with the index's read lock held and must not call
+// back into the index.
 func (ix *Index) SearchWeighted(query string, limit int, weight func(id string) float64) []Hit {
+	hits, _ := ix.search(query, limit, weight, true)
+	return hits
+}
+
+// search is SearchWeighted, which prunes lists when prune is set and says
+// whether it did; the tests compare it with the whole scoring.
+func (ix *Index) search(query string, limit int, weight func(id string) float64, prune bool) (hits []Hit, pruned bool) {
 	words := QueryTerms(query)
 	if len(words) == 0 {
-		return nil
+		return nil, false
 	}
-	// Query terms are scored once each, in sorted order so that float sums
-	// are the same run to run; the words as written are kept for typos.
+	// Query terms are scored once each, in an order fixed by the terms
+	// (sorted here, then by their bounds below) so that float sums are the
+	// same run to run; the words as written are kept for typos.
 	type queryTerm struct{ term, word string }
 	qterms := make([]queryTerm, len(words))
 	for k, w := range words {
@@ -69,52 +79,323 @@ func (ix *Index) SearchWeighted(query string, limit int, weight func(id string) 
 	defer ix.mu.RUnlock()
 	n := len(ix.ids)
 	if n == 0 {
-		return nil
+		return nil, false
 	}
 	// A field's average length is over the documents that have it, as in
 	// Lucene: most files have no headings, and counting them would make
 	// every heading look long. An average of 0 is never divided by, since
 	// no posting then has a frequency in that field.
-	var avg [numFields]float64
+	sc := getScratch(len(ix.docs))
+	defer putScratch(sc)
+	avg := &sc.norms.avg
 	for f := range numFields {
 		if ix.fieldDocs[f] > 0 {
 			avg[f] = float64(ix.totalLens[f]) / float64(ix.fieldDocs[f])
 		}
 	}
-
-	sc := getScratch(len(ix.docs))
-	defer putScratch(sc)
+	var lists []termList
 	for _, q := range qterms {
 		if tid, ok := ix.termIDs[q.term]; ok {
-			ix.scoreTermLocked(sc, tid, 1, n, &avg)
+			lists = append(lists, ix.listLocked(tid, 1, n, avg))
 			continue
 		}
 		for _, tid := range ix.expandLocked(sc, q.word) {
-			ix.scoreTermLocked(sc, tid, fuzzyWeight, n, &avg)
+			lists = append(lists, ix.listLocked(tid, fuzzyWeight, n, avg))
 		}
 	}
-	return ix.topLocked(sc, limit, weight)
+	// The lists that can add the most go first: once they are scored, the
+	// best limit documents may already score more than the remaining lists
+	// can give a document they alone hold (MaxScore). Those lists are then
+	// only looked up for the documents that can still make the top, by
+	// search in their sorted postings, rather than scored whole.
+	slices.SortStableFunc(lists, func(x, y termList) int { return cmp.Compare(y.bound, x.bound) })
+	var cands []candidate
+	var threshold float64
+	for i, l := range lists {
+		rest, restPostings := 0.0, 0
+		for _, r := range lists[i+1:] {
+			rest += r.bound
+			restPostings += len(ix.terms[r.tid].postings)
+		}
+		if pruned {
+			ix.scoreCandidatesLocked(sc, cands, l)
+			cands, threshold = narrow(sc, cands, limit, rest, threshold)
+			continue
+		}
+		ix.scoreTermLocked(sc, l)
+		// Finding the threshold costs two passes over the documents
+		// touched so far, a few comparisons each, where scoring a posting
+		// costs several times that.
+		if prune && limit > 0 && len(sc.touched) > limit && len(sc.touched) < 4*restPostings {
+			cands, threshold, pruned = ix.candidatesLocked(sc, lists[i+1:], limit, weight, rest, restPostings)
+		}
+	}
+	if pruned {
+		return ix.pickLocked(sc, weighCandidates(sc, cands), limit), true
+	}
+	return ix.topLocked(sc, limit, weight), false
 }
 
-func (ix *Index) scoreTermLocked(sc *scratch, tid uint32, weight float64, n int, avg *[numFields]float64) {
-	ps := ix.terms[tid].postings
-	df := float64(len(ps))
+// termList is one posting list a query scores: a query word's term, or one
+// its typo tolerance widened to at fuzzyWeight.
+type termList struct {
+	tid uint32
+	// scale is the list's weight times its idf times k1 + 1.
+	scale float64
+	// bound is at least the most any document gains from the list.
+	bound float64
+}
+
+func (ix *Index) listLocked(tid uint32, weight float64, n int, avg *[numFields]float64) termList {
+	t := &ix.terms[tid]
+	df := float64(len(t.postings))
 	idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
-	for _, p := range ps {
-		lens := &ix.docs[p.doc].lens
-		var tf float64
-		for f := range numFields {
-			if p.tf[f] != 0 {
-				norm := 1 - b + b*float64(lens[f])/avg[f]
-				tf += fieldWeights[f] * float64(p.tf[f]) / norm
-			}
+	l := termList{tid: tid, scale: weight * idf * (k1 + 1)}
+	// A field's part grows with the frequency and shrinks with the length,
+	// which is at least the frequency: the highest frequency over the
+	// shortest length it can have bounds it, and saturation only grows
+	// with the sum.
+	var tf float64
+	for f := range numFields {
+		if m := t.maxTF[f]; m != 0 {
+			length := max(t.minLen[f], uint32(m))
+			tf += fieldWeights[f] * float64(m) / (1 - b + b*float64(length)/avg[f])
 		}
+	}
+	// The margin covers the rounding of the sums the bound is compared
+	// with: a bound a few ulps low could drop a document that ties.
+	l.bound = l.scale * tf / (tf + k1) * (1 + 1e-9)
+	return l
+}
+
+// gain is what document p.doc's posting in list l adds to its score.
+func (ix *Index) gain(sc *scratch, l termList, p *posting) float64 {
+	lens := &ix.lens[p.doc]
+	// Every field is summed, those the term is absent from as 0, which
+	// adds nothing: a branch per field mispredicts more than the
+	// arithmetic costs.
+	var tf float64
+	for f := range numFields {
+		tf += fieldWeights[f] * float64(p.tf[f]) * sc.norms.of(f, lens[f])
+	}
+	return l.scale * tf / (tf + k1)
+}
+
+// norms are a query's length normalisations, 1 / (1 - b + b·len/avg), per
+// field: a division a posting need not pay again for a length seen before.
+type norms struct {
+	avg [numFields]float64
+	// inv holds those of lengths below normCache, 0 until computed.
+	inv [numFields][normCache]float64
+}
+
+const normCache = 256
+
+func (nm *norms) of(f int, length uint32) float64 {
+	if nm.avg[f] == 0 {
+		return 0 // no document has the field, so no posting a frequency in it
+	}
+	if length < normCache {
+		if v := nm.inv[f][length]; v != 0 {
+			return v
+		}
+		v := 1 / (1 - b + b*float64(length)/nm.avg[f])
+		nm.inv[f][length] = v
+		return v
+	}
+	return 1 / (1 - b + b*float64(length)/nm.avg[f])
+}
+
+func (ix *Index) scoreTermLocked(sc *scratch, l termList) {
+	ps := ix.terms[l.tid].postings
+	for k := range ps {
+		p := &ps[k]
 		if sc.scores[p.doc] == 0 {
 			sc.touched = append(sc.touched, p.doc)
 		}
 		// idf > 0 and tf > 0, so a touched document never scores 0.
-		sc.scores[p.doc] += weight * idf * tf * (k1 + 1) / (tf + k1)
+		sc.scores[p.doc] += ix.gain(sc, l, p)
 	}
+}
+
+// candidate is a document that may still make the best limit once the
+// query's lists are pruned, with its weight.
+type candidate struct {
+	doc    uint32
+	weight float64
+}
+
+// candidatesLocked decides whether the lists left, which can add at most
+// rest to a document, can be pruned. The best limit documents so far are
+// scored whole, the lists left looked up for each: the least of those,
+// weighed, is a score the final best limit reach. When it is more than
+// rest, the most an untouched document could reach (a weight is at most
+// 1), the lists left need only be looked up for the touched documents
+// that can still reach it. candidatesLocked returns those, sorted by
+// document, with the threshold, and true; or false when nothing can be
+// pruned yet, or when so many documents remain that looking each up in
+// the lists left, which hold restPostings, would cost about as much as
+// scoring them whole. weight is asked only of documents whose score
+// alone could decide.
+func (ix *Index) candidatesLocked(sc *scratch, left []termList, limit int, weight func(string) float64, rest float64, restPostings int) ([]candidate, float64, bool) {
+	weigh := func(d uint32) float64 {
+		if weight == nil {
+			return 1
+		}
+		return weight(ix.docs[d].id)
+	}
+	touched := sc.touched
+	top := bestOf(len(touched), limit, func(i int) float64 {
+		if weight == nil {
+			return sc.scores[touched[i]]
+		}
+		return weigh(touched[i]) * sc.scores[touched[i]]
+	}, func(i int) float64 { return sc.scores[touched[i]] })
+	if len(top) < limit {
+		return nil, 0, false
+	}
+	threshold := math.Inf(1)
+	for _, r := range top {
+		d := touched[r.i]
+		whole := sc.scores[d]
+		for _, l := range left {
+			ps := ix.terms[l.tid].postings
+			if at, ok := slices.BinarySearchFunc(ps, d, cmpPosting); ok {
+				whole += ix.gain(sc, l, &ps[at])
+			}
+		}
+		threshold = min(threshold, weigh(d)*whole)
+	}
+	if threshold <= rest {
+		return nil, 0, false
+	}
+	cands := sc.cands[:0]
+	defer func() { sc.cands = cands[:0] }() // kept for the next search's
+	for _, d := range sc.touched {
+		s := sc.scores[d]
+		if s+rest < threshold {
+			continue
+		}
+		if len(cands) > restPostings/2 {
+			return nil, 0, false
+		}
+		if w := weigh(d); w > 0 && w*(s+rest) >= threshold {
+			cands = append(cands, candidate{d, w})
+		}
+	}
+	slices.SortFunc(cands, func(x, y candidate) int { return cmp.Compare(x.doc, y.doc) })
+	return cands, threshold, true
+}
+
+// ranked is the i-th of the documents bestOf ranks, with its score.
+type ranked struct {
+	i     int
+	score float64
+}
+
+// bestOf returns the limit of i in [0, n) with the highest positive
+// score(i), in no order; fewer when fewer are positive. ceiling(i) is at
+// least score(i) and cheaper: score is not asked when the ceiling cannot
+// enter the best.
+func bestOf(n, limit int, score, ceiling func(i int) float64) []ranked {
+	// A min-heap: its root is the one to beat.
+	best := make([]ranked, 0, limit)
+	for i := range n {
+		if len(best) == limit && ceiling(i) <= best[0].score {
+			continue
+		}
+		s := score(i)
+		switch {
+		case s <= 0:
+		case len(best) < limit:
+			best = append(best, ranked{i, s})
+			for k := len(best) - 1; k > 0 && best[k].score < best[(k-1)/2].score; k = (k - 1) / 2 {
+				best[k], best[(k-1)/2] = best[(k-1)/2], best[k]
+			}
+		case s > best[0].score:
+			best[0] = ranked{i, s}
+			for k := 0; ; {
+				m, l, r := k, 2*k+1, 2*k+2
+				if l < len(best) && best[l].score < best[m].score {
+					m = l
+				}
+				if r < len(best) && best[r].score < best[m].score {
+					m = r
+				}
+				if m == k {
+					break
+				}
+				best[k], best[m] = best[m], best[k]
+				k = m
+			}
+		}
+	}
+	return best
+}
+
+// scoreCandidatesLocked adds list l's gains to the candidates it holds.
+// Both are sorted by document: a list much longer than the candidates is
+// galloped through, a shorter one merged.
+func (ix *Index) scoreCandidatesLocked(sc *scratch, cands []candidate, l termList) {
+	ps := ix.terms[l.tid].postings
+	lo := 0
+	if len(ps) < 8*len(cands) {
+		for _, c := range cands {
+			for lo < len(ps) && ps[lo].doc < c.doc {
+				lo++
+			}
+			if lo == len(ps) {
+				return
+			}
+			if ps[lo].doc == c.doc {
+				sc.scores[c.doc] += ix.gain(sc, l, &ps[lo])
+			}
+		}
+		return
+	}
+	for _, c := range cands {
+		step := 1
+		for lo+step < len(ps) && ps[lo+step].doc < c.doc {
+			lo += step
+			step *= 2
+		}
+		hi := min(lo+step+1, len(ps))
+		at, found := slices.BinarySearchFunc(ps[lo:hi], c.doc, cmpPosting)
+		lo += at
+		if found {
+			sc.scores[c.doc] += ix.gain(sc, l, &ps[lo])
+		}
+		if lo >= len(ps) {
+			return
+		}
+	}
+}
+
+// narrow drops the candidates that can no longer reach the best limit
+// when the lists left add at most rest, and returns them with the
+// threshold raised to what the best limit have reached so far.
+func narrow(sc *scratch, cands []candidate, limit int, rest, threshold float64) ([]candidate, float64) {
+	if len(cands) <= limit {
+		return cands, threshold
+	}
+	weighed := func(i int) float64 { return cands[i].weight * sc.scores[cands[i].doc] }
+	if top := bestOf(len(cands), limit, weighed, weighed); len(top) == limit {
+		kth := top[0].score // the heap's root
+		threshold = max(threshold, kth)
+	}
+	return slices.DeleteFunc(cands, func(c candidate) bool { return c.weight*(sc.scores[c.doc]+rest) < threshold }), threshold
+}
+
+// weighCandidates multiplies the candidates' scores by their weights (as
+// topLocked does; putScratch zeroes them after) and returns their
+// documents.
+func weighCandidates(sc *scratch, cands []candidate) []uint32 {
+	docs := make([]uint32, len(cands))
+	for i, c := range cands {
+		sc.scores[c.doc] *= c.weight
+		docs[i] = c.doc
+	}
+	return docs
 }
 
 // topLocked picks the best limit touched documents, their scores weighed
@@ -133,6 +414,12 @@ func (ix *Index) topLocked(sc *scratch, limit int, weight func(string) float64) 
 			}
 		}
 	}
+	return ix.pickLocked(sc, cands, limit)
+}
+
+// pickLocked returns the best limit of cands by their scores in sc, best
+// first, equal scores by id.
+func (ix *Index) pickLocked(sc *scratch, cands []uint32, limit int) []Hit {
 	if limit <= 0 || limit > len(cands) {
 		limit = len(cands)
 	}
@@ -164,6 +451,9 @@ func (ix *Index) topLocked(sc *scratch, limit int, weight func(string) float64) 
 		}
 	}
 	for _, d := range cands {
+		if len(hits) == limit && sc.scores[d] < hits[0].Score {
+			continue // most documents: decided without reading the id
+		}
 		h := Hit{ID: ix.docs[d].id, Score: sc.scores[d]}
 		if len(hits) < limit {
 			hits = append(hits, h)
@@ -304,11 +594,14 @@ func abs(x int) int {
 // scratch holds one search's working memory, pooled so a search allocates
 // little more than its result.
 type scratch struct {
+	norms   norms
 	scores  []float64
 	touched []uint32
-	query   []rune
-	word    []rune
-	rows    []int
+	// cands are the documents still in the running once a query prunes.
+	cands []candidate
+	query []rune
+	word  []rune
+	rows  []int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -327,5 +620,6 @@ func putScratch(sc *scratch) {
 		sc.scores[d] = 0
 	}
 	sc.touched = sc.touched[:0]
+	sc.norms = norms{}
 	scratchPool.Put(sc)
 }

@@ -80,9 +80,9 @@ func (ix *Index) WriteSnapshot(w io.Writer, stamp uint64) error {
 		s.uint(ix.fieldDocs[f])
 	}
 	s.uint(uint64(len(ix.docs)))
-	for _, d := range ix.docs {
+	for i, d := range ix.docs {
 		s.string(d.id)
-		for _, l := range d.lens {
+		for _, l := range ix.lens[i] {
 			s.uint(uint64(l))
 		}
 		s.ids(d.terms)
@@ -226,11 +226,12 @@ func ReadSnapshot(rd io.Reader) (ix *Index, stamp uint64, err error) {
 		ix.fieldDocs[f] = r.uint(math.MaxUint64)
 	}
 	ix.docs = make([]docEntry, r.count())
+	ix.lens = make([][numFields]uint32, len(ix.docs))
 	for i := range ix.docs {
 		d := &ix.docs[i]
 		d.id = r.string()
-		for f := range d.lens {
-			d.lens[f] = uint32(r.uint(math.MaxUint32))
+		for f := range ix.lens[i] {
+			ix.lens[i][f] = uint32(r.uint(math.MaxUint32))
 		}
 		d.terms = r.ids(math.MaxUint32)
 		d.surfaces = r.ids(math.MaxUint32)
@@ -251,6 +252,9 @@ func ReadSnapshot(rd io.Reader) (ix *Index, stamp uint64, err error) {
 				t.postings[k].doc = uint32(prev)
 				for f := range t.postings[k].tf {
 					t.postings[k].tf[f] = uint16(r.uint(math.MaxUint16))
+				}
+				if int(prev) < len(ix.lens) { // else check refuses it
+					t.bound(t.postings[k].tf, &ix.lens[prev])
 				}
 			}
 		}
