@@ -50,13 +50,15 @@ type memEntry struct {
 // memory.
 type memState struct {
 	mu        sync.RWMutex
-	byKey     map[string]*memEntry
-	byRepo    map[string]map[string]struct{}
-	byKind    map[string]map[string]struct{}
-	bySession map[string]map[string]struct{}
+	byKey map[string]*memEntry
+	// The filters' indexes hold each memory's entry, so a filter checks
+	// the memories of its smallest set without looking each up again.
+	byRepo    map[string]map[string]*memEntry
+	byKind    map[string]map[string]*memEntry
+	bySession map[string]map[string]*memEntry
 	// byBase indexes touched files by their last path element, so a
 	// path-suffix filter looks at a few memories, not all.
-	byBase map[string]map[string]struct{}
+	byBase map[string]map[string]*memEntry
 	// supersededBy maps a memory's key to the keys of the live memories
 	// that supersede it: a key with any is history, not current.
 	supersededBy map[string]map[string]struct{}
@@ -85,10 +87,10 @@ type memState struct {
 func newMemState(dims int) *memState {
 	s := &memState{
 		byKey:     make(map[string]*memEntry),
-		byRepo:    make(map[string]map[string]struct{}),
-		byKind:    make(map[string]map[string]struct{}),
-		bySession: make(map[string]map[string]struct{}),
-		byBase:    make(map[string]map[string]struct{}),
+		byRepo:    make(map[string]map[string]*memEntry),
+		byKind:    make(map[string]map[string]*memEntry),
+		bySession: make(map[string]map[string]*memEntry),
+		byBase:    make(map[string]map[string]*memEntry),
 		index:     search.NewIndex(),
 
 		supersededBy: make(map[string]map[string]struct{}),
@@ -231,11 +233,11 @@ func (s *memState) putLocked(key string, e *memEntry) {
 		return
 	}
 	s.byKey[key] = e
-	link(s.byRepo, e.rec.Repo, key)
-	link(s.byKind, string(e.rec.Kind), key)
-	link(s.bySession, e.rec.Session, key)
+	linkTo(s.byRepo, e.rec.Repo, key, e)
+	linkTo(s.byKind, string(e.rec.Kind), key, e)
+	linkTo(s.bySession, e.rec.Session, key, e)
 	for _, f := range e.rec.FilesTouched {
-		link(s.byBase, fileBase(f), key)
+		linkTo(s.byBase, fileBase(f), key, e)
 	}
 	for _, h := range e.rec.Supersedes {
 		link(s.supersededBy, events.MemoryKey(e.rec.Repo, h), key)
@@ -387,15 +389,20 @@ func (s *memState) supersededSnapshot() map[string]struct{} {
 }
 
 func link(ix map[string]map[string]struct{}, v, key string) {
-	set := ix[v]
-	if set == nil {
-		set = make(map[string]struct{})
-		ix[v] = set
-	}
-	set[key] = struct{}{}
+	linkTo(ix, v, key, struct{}{})
 }
 
-func unlink(ix map[string]map[string]struct{}, v, key string) {
+// linkTo files key with its value under v.
+func linkTo[V any](ix map[string]map[string]V, v, key string, val V) {
+	set := ix[v]
+	if set == nil {
+		set = make(map[string]V)
+		ix[v] = set
+	}
+	set[key] = val
+}
+
+func unlink[V any](ix map[string]map[string]V, v, key string) {
 	if set := ix[v]; set != nil {
 		delete(set, key)
 		if len(set) == 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -112,16 +113,14 @@ func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, 
 	defer s.mu.RUnlock()
 	// Start from the smallest indexed set, then check every filter on
 	// each of its memories.
-	var sets []map[string]struct{}
+	var sets []map[string]*memEntry
 	if f.Repo != "" {
 		sets = append(sets, s.byRepo[f.Repo])
 	}
 	if id.Restricted() {
-		union := make(map[string]struct{})
+		union := make(map[string]*memEntry)
 		for _, repo := range id.Repos {
-			for k := range s.byRepo[repo] {
-				union[k] = struct{}{}
-			}
+			maps.Copy(union, s.byRepo[repo])
 		}
 		sets = append(sets, union)
 	}
@@ -132,37 +131,19 @@ func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, 
 		sets = append(sets, s.bySession[f.Session])
 	}
 	if len(f.Files) > 0 {
-		union := make(map[string]struct{})
+		union := make(map[string]*memEntry)
 		for _, p := range f.Files {
-			for k := range s.byBase[fileBase(p)] {
-				union[k] = struct{}{}
-			}
+			maps.Copy(union, s.byBase[fileBase(p)])
 		}
 		sets = append(sets, union)
 	}
-	var keys func(yield func(string) bool)
-	if len(sets) == 0 {
-		keys = func(yield func(string) bool) {
-			for k := range s.byKey {
-				if !yield(k) {
-					return
-				}
-			}
-		}
-	} else {
-		smallest := slices.MinFunc(sets, func(a, b map[string]struct{}) int { return len(a) - len(b) })
-		keys = func(yield func(string) bool) {
-			for k := range smallest {
-				if !yield(k) {
-					return
-				}
-			}
-		}
+	smallest := s.byKey
+	if len(sets) > 0 {
+		smallest = slices.MinFunc(sets, func(a, b map[string]*memEntry) int { return len(a) - len(b) })
 	}
-	out := make(map[string]bool)
-	for k := range keys {
-		me := s.byKey[k]
-		if me != nil && id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, f, when) {
+	out := make(map[string]bool, len(smallest))
+	for k, me := range smallest {
+		if id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, f, when) {
 			out[k] = true
 		}
 	}
