@@ -373,7 +373,8 @@ func TestSearchWeightedAppliesThePriorBeforeTheLimit(t *testing.T) {
 }
 
 // TestPrunedSearchMatchesWholeScoring compares the pruned search with
-// scoring every posting of every query list, on a Zipf corpus over all
+// scoring every posting of every query list, and with the head of the
+// full ranking, on a Zipf corpus over all
 // fields that has been churned (so term bounds are stale-high), with
 // typos, filters and priors, at several limits: the hits and their scores
 // must be identical, and pruning must have happened often enough for that
@@ -428,6 +429,9 @@ func TestPrunedSearchMatchesWholeScoring(t *testing.T) {
 				want, _ := ix.search(q, limit, weight, false)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("query %q, weight %d, limit %d: pruned %v\nwhole %v", q, wi, limit, got, want)
+				}
+				if all, _ := ix.search(q, 0, weight, false); !reflect.DeepEqual(got, all[:min(limit, len(all))]) {
+					t.Fatalf("query %q, weight %d, limit %d: %v\nhead of the full ranking %v", q, wi, limit, got, all[:min(limit, len(all))])
 				}
 				queries++
 				if did {

@@ -131,7 +131,7 @@ func (ix *Index) search(query string, limit int, weight func(id string) float64,
 		}
 	}
 	if pruned {
-		return ix.pickLocked(sc, weighCandidates(sc, cands), limit), true
+		return ix.pickLocked(sc, weighCandidates(sc, cands), limit, nil), true
 	}
 	return ix.topLocked(sc, limit, weight), false
 }
@@ -399,27 +399,15 @@ func weighCandidates(sc *scratch, cands []candidate) []uint32 {
 }
 
 // topLocked picks the best limit touched documents, their scores weighed
-// by weight, with a bounded min-heap whose root is the worst hit kept so
-// far.
+// by weight.
 func (ix *Index) topLocked(sc *scratch, limit int, weight func(string) float64) []Hit {
-	// Candidates go in their own slice: sc.touched must stay whole, since
-	// it is what putScratch zeroes.
-	cands := sc.touched
-	if weight != nil {
-		cands = make([]uint32, 0, len(sc.touched))
-		for _, d := range sc.touched {
-			if w := weight(ix.docs[d].id); w > 0 {
-				sc.scores[d] *= w // putScratch zeroes it after
-				cands = append(cands, d)
-			}
-		}
-	}
-	return ix.pickLocked(sc, cands, limit)
+	return ix.pickLocked(sc, sc.touched, limit, weight)
 }
 
-// pickLocked returns the best limit of cands by their scores in sc, best
-// first, equal scores by id.
-func (ix *Index) pickLocked(sc *scratch, cands []uint32, limit int) []Hit {
+// pickLocked returns the best limit of cands by their scores in sc weighed
+// by weight (when not nil), best first, equal scores by id, with a bounded
+// min-heap whose root is the worst hit kept so far.
+func (ix *Index) pickLocked(sc *scratch, cands []uint32, limit int, weight func(string) float64) []Hit {
 	if limit <= 0 || limit > len(cands) {
 		limit = len(cands)
 	}
@@ -451,10 +439,21 @@ func (ix *Index) pickLocked(sc *scratch, cands []uint32, limit int) []Hit {
 		}
 	}
 	for _, d := range cands {
-		if len(hits) == limit && sc.scores[d] < hits[0].Score {
-			continue // most documents: decided without reading the id
+		s := sc.scores[d]
+		if len(hits) == limit && s < hits[0].Score {
+			// Most documents: decided without reading the id or asking
+			// the weight, which is at most 1.
+			continue
 		}
-		h := Hit{ID: ix.docs[d].id, Score: sc.scores[d]}
+		id := ix.docs[d].id
+		if weight != nil {
+			w := weight(id)
+			if w <= 0 {
+				continue
+			}
+			s *= w
+		}
+		h := Hit{ID: id, Score: s}
 		if len(hits) < limit {
 			hits = append(hits, h)
 			for i := len(hits) - 1; i > 0; {
