@@ -49,7 +49,7 @@ type memEntry struct {
 // content, rationale and files, and, with an embedder, one vector per
 // memory.
 type memState struct {
-	mu        sync.RWMutex
+	mu    sync.RWMutex
 	byKey map[string]*memEntry
 	// The filters' indexes hold each memory's entry, so a filter checks
 	// the memories of its smallest set without looking each up again.
