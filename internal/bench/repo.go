@@ -700,23 +700,7 @@ func opsURL(info workspace.DaemonInfo, path string) string {
 
 // readyz reads the edge's readiness report; ok is the status 200.
 func readyz(ctx context.Context, info workspace.DaemonInfo) (rep telemetry.Report, ok bool, err error) {
-	body, code, err := httpGet(ctx, opsURL(info, "/readyz"))
-	if err != nil {
-		return rep, false, err
-	}
-	if err := json.Unmarshal(body, &rep); err != nil {
-		return rep, false, fmt.Errorf("bench: /readyz: %w", err)
-	}
-	return rep, code == http.StatusOK, nil
-}
-
-func applied(rep telemetry.Report, feed string) uint64 {
-	for _, f := range rep.Feeds {
-		if f.Feed == feed {
-			return f.Applied
-		}
-	}
-	return 0
+	return telemetry.FetchReport(ctx, info.MCPURL)
 }
 
 var metricLine = regexp.MustCompile(`(?m)^(cue_edge_docs|cue_edge_docs_skipped) ([0-9.e+]+)$`)
@@ -809,7 +793,7 @@ func (b *repoRun) waitSearchable(ctx context.Context, n *daemonClient, start tim
 		}
 		if stored != 0 {
 			rep, _, err := readyz(ctx, n.info)
-			if err == nil && applied(rep, events.DocsBucket) >= storedRev {
+			if err == nil && rep.Applied(events.DocsBucket) >= storedRev {
 				took := time.Since(start)
 				ix := &RepoIndex{Files: len(expected), StoredSeconds: Seconds(stored.Seconds()), Seconds: Seconds(took.Seconds()),
 					FilesPerSec: Rate(float64(len(expected)) / took.Seconds()), Unexpected: len(unexpected)}
@@ -891,7 +875,7 @@ func (b *repoRun) waitEmbedded(ctx context.Context, n *daemonClient, start time.
 		took, e.Vectors = time.Since(start), min(vectors, docs)
 		p.Set(vectors)
 		if vectors >= docs && pending == 0 {
-			if rep, _, err := readyz(ctx, n.info); err == nil && applied(rep, events.VectorsBucket) >= rev {
+			if rep, _, err := readyz(ctx, n.info); err == nil && rep.Applied(events.VectorsBucket) >= rev {
 				e.Complete = true
 				break
 			}

@@ -127,7 +127,7 @@ func Run(ctx context.Context, ds *Dataset, o RunOptions) ([]Scores, error) {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	defer n.Stop()
-	if err := questions.WaitIndexed(ctx, n, files, progress); err != nil {
+	if err := questions.WaitIndexed(ctx, n, root, files, progress); err != nil {
 		return nil, err
 	}
 	if model != "none" {

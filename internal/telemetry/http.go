@@ -1,8 +1,11 @@
 package telemetry
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Paths of the operations endpoints and of MCP.
@@ -50,4 +53,35 @@ func Mux(mcp http.Handler, metrics *Metrics, mon *Monitor) *http.ServeMux {
 		mux.Handle("GET "+PathMetrics, metrics.Handler())
 	}
 	return mux
+}
+
+// FetchReport asks the server whose MCP endpoint is mcpURL for /readyz:
+// its Report, and whether it answered ready (200).
+func FetchReport(ctx context.Context, mcpURL string) (Report, bool, error) {
+	var r Report
+	url := strings.TrimSuffix(mcpURL, PathMCP) + PathReady
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return r, false, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return r, false, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return r, false, fmt.Errorf("telemetry: %s: %w", url, err)
+	}
+	return r, resp.StatusCode == http.StatusOK, nil
+}
+
+// Applied is the revision the report's feed has applied, 0 when it has no
+// such feed.
+func (r Report) Applied(feed string) uint64 {
+	for _, f := range r.Feeds {
+		if f.Feed == feed {
+			return f.Applied
+		}
+	}
+	return 0
 }

@@ -88,7 +88,7 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		return nil, fmt.Errorf("codesearch: %w", err)
 	}
 	defer n.Stop()
-	if err := questions.WaitIndexed(ctx, n, files, progress); err != nil {
+	if err := questions.WaitIndexed(ctx, n, root, files, progress); err != nil {
 		return nil, err
 	}
 	if model != "none" {

@@ -5,11 +5,14 @@ import (
 	"math"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/localnode"
+	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/markdown"
 )
 
@@ -132,5 +135,43 @@ func TestRunAsksThroughTheDaemon(t *testing.T) {
 				t.Errorf("%s %q: %s ranked %d, first was %s", key, a.Text, a.Path, rank, a.Top[key])
 			}
 		}
+	}
+}
+
+// WaitIndexed waits for the text a file holds now, not for any record of
+// its path: a file rewritten under a running daemon (whose ingest waits
+// out its debounce before it reads the change) is answered as rewritten
+// once WaitIndexed returns.
+func TestWaitIndexedWaitsForTheFileAsItReadsNow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a daemon")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	file := filepath.Join(root, "notes.md")
+	if err := os.WriteFile(file, []byte("# Notes\n\nThe first version.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := localnode.Start(ctx, root, localnode.Options{Model: "none", Debounce: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	if err := WaitIndexed(ctx, n, root, []string{"notes.md"}, func(string, int, int) {}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("# Notes\n\nThe second version.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WaitIndexed(ctx, n, root, []string{"notes.md"}, func(string, int, int) {}); err != nil {
+		t.Fatal(err)
+	}
+	var doc tools.ReadDocResult
+	if err := n.Call(ctx, tools.ReadDoc, tools.ReadDocArgs{Path: "notes.md"}, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Content, "second version") {
+		t.Errorf("read_doc after WaitIndexed: %q, want the second version", doc.Content)
 	}
 }

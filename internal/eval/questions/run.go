@@ -15,10 +15,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/localnode"
 	"github.com/cuedeck/cuedeck/internal/status"
+	"github.com/cuedeck/cuedeck/internal/telemetry"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // Forms a question is asked in: as an agent asks it, and as the heading's
@@ -151,7 +155,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("questions: %w", err)
 	}
 	defer n.Stop()
-	if err := WaitIndexed(ctx, n, docs, progress); err != nil {
+	if err := WaitIndexed(ctx, n, root, docs, progress); err != nil {
 		return nil, err
 	}
 	if model != "none" {
@@ -257,29 +261,61 @@ func copyTree(dst, src string) ([]string, error) {
 	return docs, nil
 }
 
-// WaitIndexed polls read_doc until it finds every one of docs.
-func WaitIndexed(ctx context.Context, n *localnode.Node, docs []string, progress func(string, int, int)) error {
+// WaitIndexed waits until the daemon answers from every one of docs as its
+// file under root reads now: cue_docs holds a record of each with the
+// file's SHA-256 (a kept workspace holds the records of an earlier run,
+// whose files the set may since have changed), and the edge has applied
+// every record up to the last of them. It gives up when nothing
+// progresses for stallLimit.
+func WaitIndexed(ctx context.Context, n *localnode.Node, root string, docs []string, progress func(string, int, int)) error {
+	want := make([]string, len(docs))
+	for i, d := range docs {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(d)))
+		if err != nil {
+			return fmt.Errorf("questions: %w", err)
+		}
+		want[i] = events.SHA256Hex(b)
+	}
+	stream, err := n.Conn.JS.Stream(ctx, "KV_"+events.DocsBucket)
+	if err != nil {
+		return fmt.Errorf("questions: bucket %s: %w", events.DocsBucket, err)
+	}
 	deadline := time.Now().Add(stallLimit)
+	stalled := func(what string) error {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("questions: %s after %s without progress", what, stallLimit)
+		}
+		return pause(ctx, 100*time.Millisecond)
+	}
 	for i := 0; i < len(docs); {
 		progress("index", i, len(docs))
-		ok, err := n.HasDoc(ctx, docs[i])
-		if err != nil {
-			return fmt.Errorf("questions: read_doc %s: %w", docs[i], err)
-		}
-		if ok {
+		msg, err := stream.GetLastMsgForSubject(ctx, events.DocsSubject(events.DocKey(n.Info.Repo, docs[i])))
+		switch {
+		case err == nil && msg.Header.Get(events.HeaderDocSHA256) == want[i]:
 			i++
 			deadline = time.Now().Add(stallLimit)
 			continue
+		case err != nil && !errors.Is(err, jetstream.ErrMsgNotFound):
+			return fmt.Errorf("questions: read the record of %s: %w", docs[i], err)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("questions: %s still not indexed after %s without progress (%d of %d files were)", docs[i], stallLimit, i, len(docs))
-		}
-		if err := pause(ctx, 100*time.Millisecond); err != nil {
+		if err := stalled(fmt.Sprintf("%s is not indexed as it reads now (%d of %d files are)", docs[i], i, len(docs))); err != nil {
 			return err
 		}
 	}
 	progress("index", len(docs), len(docs))
-	return nil
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("questions: bucket %s: %w", events.DocsBucket, err)
+	}
+	for {
+		rep, _, err := telemetry.FetchReport(ctx, n.Info.MCPURL)
+		if err == nil && rep.Applied(events.DocsBucket) >= info.State.LastSeq {
+			return nil
+		}
+		if err := stalled(fmt.Sprintf("the edge has not applied %s up to revision %d", events.DocsBucket, info.State.LastSeq)); err != nil {
+			return err
+		}
+	}
 }
 
 // WaitEmbedded polls the daemon's status until every document has its
