@@ -1,6 +1,7 @@
 package codesearch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,9 +82,22 @@ func TestRunThroughTheDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(t.Context(), set, RunOptions{Work: t.TempDir(), Debounce: 20 * time.Millisecond})
+	// A kept workspace holds a file of an earlier, larger set: it is taken
+	// out before the daemon indexes this one.
+	work := t.TempDir()
+	stale := filepath.Join(work, "code", "old_go", "f99999.go")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("package old\n\nfunc Stale() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), set, RunOptions{Work: work, Debounce: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file of an earlier set stayed in the workspace: %v", err)
 	}
 	if r.Functions != 5 || r.Queries != 4 || len(r.Scores) != 2 || r.Scores[0].Mode != "keyword" || r.Scores[1].Mode != PlainMode {
 		t.Fatalf("report %+v", r)

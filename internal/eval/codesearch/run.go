@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path"
@@ -49,6 +50,31 @@ func (s *Set) FilePath(i int) string {
 	return path.Join(strings.TrimSuffix(file, ".go")+"_go", fmt.Sprintf("f%05d.go", i))
 }
 
+// removeStale deletes the Go files under root that files (slash paths
+// from root) do not name: those of another set written into a kept
+// workspace, which would be indexed and ranked beside this one's.
+func removeStale(root string, files []string) error {
+	keep := make(map[string]bool, len(files))
+	for _, f := range files {
+		keep[f] = true
+	}
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && d.Name() == ".cuedeck":
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(p, ".go"):
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || keep[filepath.ToSlash(rel)] {
+			return err
+		}
+		return os.Remove(p)
+	})
+}
+
 // Run writes every function of s as a Go file (its package clause, then
 // the function without its doc comment) into a new workspace, indexes it
 // with the daemon as `cue up` does, and asks each query with read_context
@@ -81,6 +107,9 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		if err := questions.WriteIfChanged(p, "package "+f.Package+"\n\n"+f.Code+"\n"); err != nil {
 			return nil, err
 		}
+	}
+	if err := removeStale(root, files); err != nil {
+		return nil, fmt.Errorf("codesearch: %w", err)
 	}
 	progress("start daemon", 0, 0)
 	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, Debounce: o.Debounce, Logger: o.Logger})
