@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -248,6 +249,15 @@ const deckDir = ".cuedeck"
 func (w *cardWrites) roots(r *repo) (*deckRoots, error) {
 	if d := w.decks[r]; d != nil {
 		return d, nil
+	}
+	// The roots below refuse a symlink out of the repository with no word
+	// on what to do about it.
+	for _, dir := range []string{deckDir, card.Dir} {
+		if fi, err := r.root.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if _, err := r.root.Stat(dir); err != nil {
+				return nil, fmt.Errorf("%s is a symlink out of the repository, and card write-back writes only inside it: make %s a directory (move its cards into it) to have tasks written back: %w", dir, filepath.Join(r.absRoot, filepath.FromSlash(dir)), err)
+			}
+		}
 	}
 	if !w.staged[r] {
 		if err := r.root.MkdirAll(tmpDir, 0o755); err != nil {

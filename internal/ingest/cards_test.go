@@ -1,10 +1,13 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,4 +221,56 @@ func TestStartRemovesInterruptedCardWrites(t *testing.T) {
 	if entries, err := os.ReadDir(filepath.Join(dir, ".cuedeck", ".cache", "tmp")); err != nil || len(entries) != 0 {
 		t.Fatalf("staging left: %v, %v", entries, err)
 	}
+}
+
+// A task cannot be written back through .cuedeck/cards symlinked out of
+// the repository: nothing is written outside it, and the warning says
+// what to do.
+func TestCardWriteBackThroughASymlinkOutNamesTheRemedy(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	dir, outside := t.TempDir(), t.TempDir()
+	writeTree(t, dir, map[string]string{"docs/api.md": "# Login\n"})
+	if err := os.MkdirAll(filepath.Join(dir, ".cuedeck"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, ".cuedeck", "cards")); err != nil {
+		t.Fatal(err)
+	}
+	board := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board", board.Run)
+	var logs syncBuffer
+	startLogged(t, conn, config(t, ingest.RepoConfig{Name: "r", Root: dir}), slog.New(slog.NewTextHandler(&logs, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	now := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+	task := events.Task{ID: "abc123", Title: "Implement login", Status: "todo", Created: now, Updated: now}
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	remedy := "make " + filepath.Join(dir, ".cuedeck", "cards") + " a directory"
+	bustest.Eventually(t, within, "the write-back refused", func() bool {
+		return strings.Contains(logs.String(), remedy)
+	})
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("write-back wrote outside the repository: %v", entries)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the service's goroutines may log into while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

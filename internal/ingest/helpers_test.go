@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -152,7 +153,13 @@ type running struct {
 // run at cleanup) cancels it and checks that Run returned cleanly.
 func start(t *testing.T, conn *bus.Conn, cfg ingest.Config) running {
 	t.Helper()
-	svc, err := ingest.New(conn, cfg, nil)
+	return startLogged(t, conn, cfg, nil)
+}
+
+// startLogged is start with the service's logs going to logger.
+func startLogged(t *testing.T, conn *bus.Conn, cfg ingest.Config, logger *slog.Logger) running {
+	t.Helper()
+	svc, err := ingest.New(conn, cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
