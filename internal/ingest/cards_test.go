@@ -1,13 +1,11 @@
 package ingest_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ingest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -238,7 +237,7 @@ func TestCardWriteBackThroughASymlinkOutNamesTheRemedy(t *testing.T) {
 	}
 	board := tasks.NewBoard(conn.JS, nil)
 	runBG(t, "board", board.Run)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	startLogged(t, conn, config(t, ingest.RepoConfig{Name: "r", Root: dir}), slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
@@ -254,23 +253,4 @@ func TestCardWriteBackThroughASymlinkOutNamesTheRemedy(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("write-back wrote outside the repository: %v", entries)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the service's goroutines may log into while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
