@@ -71,11 +71,11 @@ func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.Ra
 	if err := json.Unmarshal(args, &a); err != nil {
 		return nil, tools.InvalidParams(tools.SearchMemories, err.Error())
 	}
-	scope, err := memoryScopeOf(a.Filters, access.FromContext(ctx), e.clock.Now())
+	allow, err := e.m.memoryFilter(a.Filters, access.FromContext(ctx), e.clock.Now())
 	if err != nil {
 		return nil, err
 	}
-	hits, err := e.rankMemories(ctx, a.Query, a.Mode, a.Limit, scope, a.IncludeSuperseded)
+	hits, err := e.rankMemories(ctx, a.Query, a.Mode, a.Limit, allow, a.IncludeSuperseded)
 	if err != nil {
 		return nil, err
 	}
@@ -89,16 +89,11 @@ func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.Ra
 	return json.Marshal(briefs)
 }
 
-// memoryScope is what a call's filters and the repos its caller may read
-// leave of the memories.
-type memoryScope struct {
-	f    *tools.MemoryFilters
-	id   access.Identity
-	when func(time.Time) bool // the parsed since
-}
-
-// memoryScopeOf parses filters for id: nil when nothing is filtered.
-func memoryScopeOf(f *tools.MemoryFilters, id access.Identity, now time.Time) (*memoryScope, error) {
+// memoryFilter turns filters and the repos id may read into the set of
+// memory keys that pass them, nil when nothing is filtered. The set is taken under the view's lock and
+// used after it is released: the indexes lock themselves and are written
+// while holding it, so searching them under it could deadlock.
+func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, now time.Time) (map[string]bool, error) {
 	if f == nil {
 		f = &tools.MemoryFilters{}
 	}
@@ -113,25 +108,18 @@ func memoryScopeOf(f *tools.MemoryFilters, id access.Identity, now time.Time) (*
 	if err != nil {
 		return nil, tools.InvalidParams(tools.SearchMemories, "filters.since: "+err.Error())
 	}
-	return &memoryScope{f: f, id: id, when: when}, nil
-}
-
-// passes reports whether me is in the scope.
-func (sc *memoryScope) passes(me *memEntry) bool {
-	return sc.id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, sc.f, sc.when)
-}
-
-// fromLocked is the smallest of the view's indexed sets that holds every
-// memory in the scope (every memory when no filter is indexed).
-func (sc *memoryScope) fromLocked(s *memState) map[string]*memEntry {
-	f := sc.f
+	s := m.mems
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	// Start from the smallest indexed set, then check every filter on
+	// each of its memories.
 	var sets []map[string]*memEntry
 	if f.Repo != "" {
 		sets = append(sets, s.byRepo[f.Repo])
 	}
-	if sc.id.Restricted() {
+	if id.Restricted() {
 		union := make(map[string]*memEntry)
-		for _, repo := range sc.id.Repos {
+		for _, repo := range id.Repos {
 			maps.Copy(union, s.byRepo[repo])
 		}
 		sets = append(sets, union)
@@ -149,72 +137,18 @@ func (sc *memoryScope) fromLocked(s *memState) map[string]*memEntry {
 		}
 		sets = append(sets, union)
 	}
-	if len(sets) == 0 {
-		return s.byKey
+	smallest := s.byKey
+	if len(sets) > 0 {
+		smallest = slices.MinFunc(sets, func(a, b map[string]*memEntry) int { return len(a) - len(b) })
 	}
-	return slices.MinFunc(sets, func(a, b map[string]*memEntry) int { return len(a) - len(b) })
-}
-
-// setLocked is the set of the keys of the memories in the scope.
-func (sc *memoryScope) setLocked(s *memState) map[string]bool {
-	from := sc.fromLocked(s)
-	out := make(map[string]bool, len(from))
-	for k, me := range from {
-		if sc.passes(me) {
+	out := make(map[string]bool, len(smallest))
+	for k, me := range smallest {
+		if id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, f, when) {
 			out[k] = true
 		}
 	}
-	return out
+	return out, nil
 }
-
-// memoryFilter turns filters and the repos id may read into the set of
-// memory keys that pass them, nil when nothing is filtered.
-func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, now time.Time) (map[string]bool, error) {
-	scope, err := memoryScopeOf(f, id, now)
-	if scope == nil || err != nil {
-		return nil, err
-	}
-	s := m.mems
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return scope.setLocked(s), nil
-}
-
-// keywordHits ranks by keyword the memories in scope (all when nil),
-// without those a later one supersedes unless includeSuperseded. A scope
-// of many memories is checked only on the documents the index asks
-// about, under the view's lock held through the search: the keyword index
-// is never written under that lock (apply writes it first, then the
-// view), so holding both cannot deadlock. A scope of few is taken as a
-// set first, which the index asks cheaply about every match.
-func (s *memState) keywordHits(query string, depth int, scope *memoryScope, includeSuperseded bool) []search.Hit {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var in func(id string, me *memEntry) bool
-	if scope != nil {
-		if from := scope.fromLocked(s); len(from) <= lazyScope {
-			set := scope.setLocked(s)
-			if len(set) == 0 {
-				return nil
-			}
-			in = func(id string, _ *memEntry) bool { return set[id] }
-		} else {
-			in = func(_ string, me *memEntry) bool { return scope.passes(me) }
-		}
-	}
-	if in == nil && includeSuperseded {
-		return s.index.SearchFiltered(query, depth, nil)
-	}
-	return s.index.SearchFiltered(query, depth, func(id string) bool {
-		me := s.byKey[id]
-		return me != nil && (in == nil || in(id, me)) && (includeSuperseded || !s.supersededLocked(id))
-	})
-}
-
-// lazyScope is the most memories a filter's smallest indexed set holds
-// for it to be taken as a set before a keyword search; above, the filter
-// is checked on the documents the search asks about.
-var lazyScope = 4096
 
 // memoryPasses checks every filter of f on rec; when is the parsed since.
 func memoryPasses(rec *events.MemoryRecord, f *tools.MemoryFilters, when func(time.Time) bool) bool {
@@ -241,9 +175,27 @@ func touchesAny(touched, files []string) bool {
 	return false
 }
 
-// rankMemories ranks the memories in scope (all when nil).
-func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, scope *memoryScope, includeSuperseded bool) ([]tools.MemoryHit, error) {
+// rankMemories ranks the memories allow admits (all when nil).
+func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, allowed map[string]bool, includeSuperseded bool) ([]tools.MemoryHit, error) {
 	s := e.m.mems
+	var allow func(string) bool
+	if allowed != nil {
+		if len(allowed) == 0 {
+			return []tools.MemoryHit{}, nil
+		}
+		allow = func(id string) bool { return allowed[id] }
+	}
+	if !includeSuperseded {
+		if history := s.supersededSnapshot(); len(history) > 0 {
+			passes := allow
+			allow = func(id string) bool {
+				if _, old := history[id]; old {
+					return false
+				}
+				return passes == nil || passes(id)
+			}
+		}
+	}
 	fallback := ""
 	var qv []float32
 	if mode != tools.ModeKeyword {
@@ -260,37 +212,9 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 	var kw, sem []search.Hit
 	kwScore := map[string]float64{}
 	semScore := map[string]float64{}
-	if mode == tools.ModeKeyword {
-		kw = s.keywordHits(query, depth, scope, includeSuperseded)
-	}
-	var allow func(string) bool
-	if mode != tools.ModeKeyword {
-		// The vector index is written under the view's lock and asks allow
-		// under its own: the scope is taken as a set first.
-		var allowed map[string]bool
-		var history map[string]struct{}
-		if scope != nil {
-			s.mu.RLock()
-			allowed = scope.setLocked(s)
-			s.mu.RUnlock()
-			if len(allowed) == 0 {
-				return []tools.MemoryHit{}, nil
-			}
-		}
-		if !includeSuperseded {
-			history = s.supersededSnapshot()
-		}
-		if allowed != nil || len(history) > 0 {
-			allow = func(id string) bool {
-				if _, old := history[id]; old {
-					return false
-				}
-				return allowed == nil || allowed[id]
-			}
-		}
-	}
 	switch mode {
 	case tools.ModeKeyword:
+		kw = s.index.SearchFiltered(query, depth, allow)
 	case tools.ModeSemantic:
 		sem = vectorHits(s.vindex.Search(qv, depth, allow))
 	default:
@@ -335,7 +259,7 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 	out := make([]tools.MemoryHit, 0, min(limit, len(ranked)))
 	for _, h := range ranked {
 		me := s.byKey[h.ID]
-		if me == nil || (scope != nil && !scope.passes(me)) || (!includeSuperseded && s.supersededLocked(h.ID)) {
+		if me == nil || (allow != nil && !allow(h.ID)) {
 			continue
 		}
 		hit := memoryHit(&me.rec, h.Score)
