@@ -133,7 +133,7 @@ func (ix *Index) search(query string, limit int, weight func(id string) float64,
 	if pruned {
 		return ix.pickLocked(sc, weighCandidates(sc, cands), limit, nil), true
 	}
-	return ix.topLocked(sc, limit, weight), false
+	return ix.pickLocked(sc, sc.touched, limit, weight), false
 }
 
 // termList is one posting list a query scores: a query word's term, or one
@@ -386,9 +386,8 @@ func narrow(sc *scratch, cands []candidate, limit int, rest, threshold float64) 
 	return slices.DeleteFunc(cands, func(c candidate) bool { return c.weight*(sc.scores[c.doc]+rest) < threshold }), threshold
 }
 
-// weighCandidates multiplies the candidates' scores by their weights (as
-// topLocked does; putScratch zeroes them after) and returns their
-// documents.
+// weighCandidates multiplies the candidates' scores by their weights
+// (putScratch zeroes them after) and returns their documents.
 func weighCandidates(sc *scratch, cands []candidate) []uint32 {
 	docs := make([]uint32, len(cands))
 	for i, c := range cands {
@@ -396,12 +395,6 @@ func weighCandidates(sc *scratch, cands []candidate) []uint32 {
 		docs[i] = c.doc
 	}
 	return docs
-}
-
-// topLocked picks the best limit touched documents, their scores weighed
-// by weight.
-func (ix *Index) topLocked(sc *scratch, limit int, weight func(string) float64) []Hit {
-	return ix.pickLocked(sc, sc.touched, limit, weight)
 }
 
 // pickLocked returns the best limit of cands by their scores in sc weighed
