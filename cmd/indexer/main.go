@@ -40,7 +40,7 @@ func main() {
 func run() error {
 	fs := flag.NewFlagSet("indexer", flag.ExitOnError)
 	rf := role.Register(fs)
-	concurrency := fs.Int("concurrency", 4, "files indexed at once")
+	concurrency := fs.Int("concurrency", 16, "files indexed at once")
 	embedModel := fs.String("embed-model", envOr("CUE_EMBED_MODEL", provider.Builtin), `embedding model: "builtin", "ollama:<model>" or "none" (env CUE_EMBED_MODEL)`)
 	ollamaHost := fs.String("ollama-host", "", "Ollama server for ollama: models (default OLLAMA_HOST, else http://127.0.0.1:11434)")
 	embedWorkers := fs.Int("embed-workers", 2, "embed requests handled at once in this process; 0 runs no embed worker (another process does)")

@@ -33,9 +33,9 @@ import (
 
 // Config tunes the indexer.
 type Config struct {
-	// Concurrency is how many files are indexed at once; default 8: each
-	// spends about as long waiting for its record's compare-and-set and
-	// ack as parsing, so twice the cores keeps them busy.
+	// Concurrency is how many files are indexed at once; default 16: each
+	// spends far longer waiting for the server to store its record and
+	// its ack than parsing (docs/bench.md has the figures behind 16).
 	Concurrency int
 	// MaxDeliver must match the consumer's MaxDeliver (bus.Settings).
 	MaxDeliver int
@@ -54,7 +54,7 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if c.Concurrency <= 0 {
-		c.Concurrency = 8
+		c.Concurrency = 16
 	}
 	if c.MaxDeliver <= 0 {
 		c.MaxDeliver = 5
@@ -128,8 +128,10 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 	defer s.cfg.Gate.Begin()()
 	var rec events.DocRecord
 	var cardCh *cardChange
+	var first bool
 	switch ev := env.Event.(type) {
 	case events.FileUpserted:
+		first = ev.First
 		content := ev.Content
 		if ev.Blob != "" {
 			b, err := s.blob(ctx, ev.Blob)
@@ -158,6 +160,7 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 			cardCh = &cardChange{deleted: true}
 		}
 	case events.FileSkipped:
+		first = ev.First
 		rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Size: ev.Size, ModTime: ev.ModTime,
 			Skip: &events.Skip{Reason: ev.Reason, Detail: ev.Detail}}
 	default:
@@ -174,7 +177,7 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 	if err != nil {
 		return err
 	}
-	current, err := s.write(ctx, events.DocKey(rec.Repo, rec.Path), &rec, data)
+	current, err := s.write(ctx, events.DocKey(rec.Repo, rec.Path), &rec, data, first)
 	if err != nil {
 		return err
 	}
@@ -276,8 +279,22 @@ func (s *Service) encode(ctx context.Context, rec *events.DocRecord) ([]byte, er
 // differ. It retries compare-and-set conflicts (another worker wrote the
 // key in between) until one side wins. current reports that the stored
 // record is this event's: written now, or by an earlier delivery of it.
-func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, data []byte) (current bool, err error) {
+// first (the event's First hint) tries the write as the key's first entry
+// before reading it: a new file, the bulk of a first index, then costs
+// the bucket one request instead of two.
+func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, data []byte, first bool) (current bool, err error) {
 	seq := rec.SourceSeq
+	if first {
+		err := s.putRecord(ctx, key, rec, data, 0)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, errRevisionMoved) {
+			return false, fmt.Errorf("indexer: write %s: %w", key, err)
+		}
+		// The key has an entry after all (a redelivery of this event, an
+		// earlier index ingest forgot): read it, as without the hint.
+	}
 	kv, err := s.conn.KV(ctx, events.DocsBucket)
 	if err != nil {
 		return false, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)

@@ -92,6 +92,74 @@ func TestDeleteLeavesTombstoneThatBlocksLateUpsert(t *testing.T) {
 	}
 }
 
+// First is only a hint: wherever the key already has an entry, the
+// record is written by the same rules as without it.
+func TestFirstHintKeepsTheWriteRules(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	ctx := context.Background()
+	first := func(path, content string) events.FileUpserted {
+		ev := upsert(path, content)
+		ev.First = true
+		return ev
+	}
+	handle := func(seq uint64, ev events.Event) {
+		t.Helper()
+		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handle(10, first("a.md", "# New\n"))
+	handle(4, first("a.md", "# Old\n"))
+	handle(10, first("a.md", "# New\n"))
+	if rec, _ := stored(t, conn, "a.md"); rec.Content != "# New\n" || rec.SourceSeq != 10 {
+		t.Fatalf("a hinted older event overwrote newer: %+v", rec)
+	}
+	handle(12, first("a.md", "# Changed\n"))
+	if rec, _ := stored(t, conn, "a.md"); rec.Content != "# Changed\n" || len(rec.Changed) != 1 {
+		t.Fatalf("a hinted change is written with its change time: %+v", rec)
+	}
+
+	handle(5, events.FileDeleted{Repo: "r", Path: "b.md"})
+	handle(2, first("b.md", "# Late\n"))
+	if rec, _ := stored(t, conn, "b.md"); !rec.Deleted || rec.SourceSeq != 5 {
+		t.Fatalf("a hinted late upsert revived a deleted file: %+v", rec)
+	}
+
+	// After the bucket's own delete marker (the key's last entry).
+	kv, err := conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle(20, first("c.md", "# C\n"))
+	if err := kv.Delete(ctx, events.DocKey("r", "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	handle(21, first("c.md", "# C again\n"))
+	if rec, ok := stored(t, conn, "c.md"); !ok || rec.Content != "# C again\n" {
+		t.Fatalf("after a delete marker: %+v %v", rec, ok)
+	}
+
+	sk := events.FileSkipped{Repo: "r", Path: "a.md", Size: 1 << 30, Reason: events.SkipTooLarge, First: true}
+	handle(11, sk)
+	if rec, _ := stored(t, conn, "a.md"); rec.Skip != nil || rec.SourceSeq != 12 {
+		t.Fatalf("a hinted older skip overwrote newer: %+v", rec)
+	}
+
+	var wg sync.WaitGroup
+	for seq := 1; seq <= 40; seq++ {
+		wg.Go(func() {
+			if err := s.Handle(ctx, events.Envelope{StreamSeq: uint64(100 + seq), Event: first("hot.md", fmt.Sprintf("# v%d\n", seq))}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if rec, _ := stored(t, conn, "hot.md"); rec.SourceSeq != 140 || rec.Content != "# v40\n" {
+		t.Fatalf("after concurrent hinted writes: seq %d content %q", rec.SourceSeq, rec.Content)
+	}
+}
+
 func TestSkipIsRecorded(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	s := New(conn, Config{}, nil)

@@ -315,8 +315,8 @@ func TestSkippedFilesArePublishedOnce(t *testing.T) {
 			continue
 		}
 		sk, ok := rs[0].Event.(events.FileSkipped)
-		if !ok || sk.Reason != reason || sk.Detail == "" {
-			t.Errorf("%s: %+v, want skip %s with a detail", p, rs[0].Event, reason)
+		if !ok || sk.Reason != reason || sk.Detail == "" || !sk.First {
+			t.Errorf("%s: %+v, want a first skip %s with a detail", p, rs[0].Event, reason)
 			continue
 		}
 		t.Logf("%s: %s: %s", p, sk.Reason, sk.Detail)
@@ -470,8 +470,13 @@ func TestEditABAPublishesThreeTimes(t *testing.T) {
 	ups := got.matching("f.md", events.KindFileUpserted)
 	ids := map[string]bool{}
 	for i, want := range []string{"A", "B", "A"} {
-		if c := ups[i].Event.(events.FileUpserted).Content; c != want {
-			t.Errorf("upsert %d content %q, want %q", i+1, c, want)
+		ev := ups[i].Event.(events.FileUpserted)
+		if ev.Content != want {
+			t.Errorf("upsert %d content %q, want %q", i+1, ev.Content, want)
+		}
+		// Only the first publish of a path tells the indexer it is new.
+		if ev.First != (i == 0) {
+			t.Errorf("upsert %d First = %v", i+1, ev.First)
 		}
 		ids[ups[i].MsgID] = true
 	}

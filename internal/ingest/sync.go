@@ -114,7 +114,7 @@ func (r *repo) syncPath(ctx context.Context, rel string, walked bool) error {
 		next.Seq = prev.Seq
 		return r.s.state.put(r.name, rel, next) // touched, same content
 	}
-	return r.publishUpsert(ctx, rel, data, next, had && prev.Stale)
+	return r.publishUpsert(ctx, rel, data, next, had, had && prev.Stale)
 }
 
 // read reads a file through the repo's os.Root, so that a symlink swapped in
@@ -142,9 +142,9 @@ func (r *repo) read(rel string) ([]byte, fs.FileInfo, error) {
 	return buf.Bytes(), fi, err
 }
 
-func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next fileState, again bool) error {
+func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next fileState, had, again bool) error {
 	mod := time.Unix(0, next.Mod).UTC()
-	ev := events.FileUpserted{Repo: r.name, Path: rel, SHA256: next.SHA256, Size: next.Size, ModTime: mod}
+	ev := events.FileUpserted{Repo: r.name, Path: rel, SHA256: next.SHA256, Size: next.Size, ModTime: mod, First: !had}
 	content := data
 	if !utf8.Valid(data) {
 		content = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
@@ -222,7 +222,7 @@ func (r *repo) publishSkip(ctx context.Context, rel string, prev fileState, had 
 	if had && !prev.Stale && prev.Skip == reason && prev.Size == size && prev.Mod == next.Mod {
 		return nil
 	}
-	ev := events.FileSkipped{Repo: r.name, Path: rel, Size: size, ModTime: mod.UTC(), Reason: reason, Detail: detail}
+	ev := events.FileSkipped{Repo: r.name, Path: rel, Size: size, ModTime: mod.UTC(), Reason: reason, Detail: detail, First: !had}
 	again := had && (prev.Stale || prev.Size < 0)
 	msgID := r.s.again(events.FileSkippedMsgID(r.name, rel, reason, size, mod), again)
 	ack, err := bus.PublishEvent(ctx, r.s.conn.JS, events.FileSubject(r.name), msgID, ev)

@@ -33,6 +33,11 @@ type FileUpserted struct {
 	Content      string    `json:"content,omitempty"`
 	Blob         string    `json:"blob,omitempty"`
 	UTF8Repaired bool      `json:"utf8_repaired,omitempty"`
+	// First says ingest has no record of publishing Path before, so the
+	// indexer stores the record without first looking for an older one
+	// (it still looks when one turns out to be there). A hint: when it is
+	// wrong, or absent, only that lookup is spent.
+	First bool `json:"first,omitempty"`
 }
 
 // FileDeleted says a file is gone (deleted, or renamed away from Path).
@@ -72,6 +77,8 @@ type FileSkipped struct {
 	ModTime time.Time  `json:"mtime"`
 	Reason  SkipReason `json:"reason"`
 	Detail  string     `json:"detail,omitempty"`
+	// First is FileUpserted.First.
+	First bool `json:"first,omitempty"`
 }
 
 // TranscriptBatch carries new whole lines of one agent transcript: a
