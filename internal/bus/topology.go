@@ -116,6 +116,8 @@ func DeclaredTopology(s Settings) Topology {
 				Duplicates:  s.DuplicateWindow,
 				Storage:     jetstream.FileStorage,
 				Replicas:    s.Replicas,
+				// Many writes queued at once on one edge go as one batch.
+				AllowAtomicPublish: true,
 			},
 			{
 				Name:        events.EmbedStream,

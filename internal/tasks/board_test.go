@@ -353,6 +353,8 @@ func (s *interposingStream) PublishMsgAsync(msg *nats.Msg, opts ...jetstream.Pub
 // so no write lands on a state it was not built on.
 func TestChainBrokenByARivalIsBuiltAgain(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
+	// A chain, not an atomic batch, however many writes queue together.
+	disableAtomic(t, conn)
 	stream := &interposingStream{JetStream: conn.JS, js: conn}
 	b := tasks.NewBoard(stream, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -430,5 +432,153 @@ func TestRetriesOfOneRequestQueuedTogether(t *testing.T) {
 	}
 	if n := len(b.Tasks("r")); n != 2 {
 		t.Errorf("%d tasks for two requests", n)
+	}
+}
+
+// createConcurrently has writes goroutines create a task each on b at
+// once, every one named after how many tasks the repo holds: a write
+// built on a state that misses an event would reuse a name. It returns
+// the sequence each write was answered with, by title.
+func createConcurrently(t *testing.T, b *tasks.Board, writes int) map[string]uint64 {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answered := map[string]uint64{}
+	for w := range writes {
+		wg.Go(func() {
+			seq, err := b.Mutate(ctxT(t), "r", func(cur map[string]events.Task) (events.TaskEvent, error) {
+				tk := task(fmt.Sprintf("n%05d", len(cur)))
+				if _, taken := cur[tk.ID]; taken {
+					return events.TaskEvent{}, fmt.Errorf("%s is taken: the state has a gap", tk.ID)
+				}
+				tk.Title = fmt.Sprintf("write %d", w)
+				return events.TaskEvent{Op: events.TaskCreated, Task: tk, Source: "test"}, nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			answered[fmt.Sprintf("write %d", w)] = seq
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return answered
+}
+
+// answeredWith checks that each write's answer is the sequence of its
+// event in the log.
+func answeredWith(t *testing.T, conn *bus.Conn, answered map[string]uint64) {
+	t.Helper()
+	st, err := conn.JS.Stream(ctxT(t), events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for title, seq := range answered {
+		msg, err := st.GetMsg(ctxT(t), seq)
+		if err != nil {
+			t.Fatalf("%s answered with %d: %v", title, seq, err)
+		}
+		ev, err := events.Decode(msg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ev.(events.TaskEvent).Task.Title; got != title {
+			t.Errorf("%s answered with %d, which holds %s", title, seq, got)
+		}
+	}
+}
+
+// Many writes queued at once on a board no one else writes through go
+// to the log as atomic batches (one sync each), and land once each, in
+// the order they were built.
+func TestManyQueuedWritesGoAsAtomicBatches(t *testing.T) {
+	conn, _ := bustest.StartDurable(t, bus.Settings{})
+	b := startBoard(t, conn)
+	<-b.Ready()
+	const writes = 200
+	answered := createConcurrently(t, b, writes)
+	if tasks.AtomicRounds(b) == 0 {
+		t.Error("no round went as an atomic batch: 200 concurrent writes should have queued 16 or more together")
+	}
+	answeredWith(t, conn, answered)
+	everyWriteOnce(t, ctxT(t), conn, map[string]*tasks.Board{"writer": b, "replay": startBoard(t, conn)}, "r", writes)
+}
+
+// A rival's event stored between a batch's build and its commit breaks
+// the batch's expectation: nothing of the batch is stored, and its writes
+// are built again on a state that holds the rival's task.
+func TestAtomicBatchBrokenByARivalIsBuiltAgain(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := tasks.NewBoard(conn.JS, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-b.Ready()
+	var once sync.Once
+	took := ""
+	tasks.OnAtomicCommit(b, func(first string) {
+		once.Do(func() {
+			// The rival creates the task the batch's first write creates.
+			tk := task(first)
+			tk.Title = "rival"
+			rival := events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: tk, Source: "rival"}
+			if _, err := bus.PublishEvent(context.Background(), conn.JS, events.TaskSubject("r"), "rival-"+first, rival); err != nil {
+				panic(err)
+			}
+			took = first
+		})
+	})
+	const writes = 64
+	answeredWith(t, conn, createConcurrently(t, b, writes))
+	if took == "" {
+		t.Fatal("no atomic batch was attempted: 64 concurrent writes should have queued 16 or more together")
+	}
+	if err := b.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := b.Tasks("r")
+	if got[took].Title != "rival" {
+		t.Errorf("the rival's task %s was overwritten: %+v", took, got[took])
+	}
+	titles := map[string]bool{}
+	for _, tk := range got {
+		titles[tk.Title] = true
+	}
+	if len(got) != writes+1 || len(titles) != writes+1 {
+		t.Errorf("%d tasks with %d distinct writes, want %d writes and the rival's", len(got), len(titles), writes)
+	}
+	st, _ := conn.JS.Stream(ctxT(t), events.TasksStream)
+	if info, err := st.Info(ctxT(t)); err != nil || info.State.Msgs != writes+1 {
+		t.Errorf("the log holds %v events (%v), want %d", info.State.Msgs, err, writes+1)
+	}
+}
+
+// On a log that refuses atomic batches, writes queued together are
+// chained as before.
+func TestWritesWithoutAtomicBatchesAreChained(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	disableAtomic(t, conn)
+	b := startBoard(t, conn)
+	<-b.Ready()
+	const writes = 64
+	answeredWith(t, conn, createConcurrently(t, b, writes))
+	if n := tasks.AtomicRounds(b); n != 0 {
+		t.Errorf("%d atomic rounds on a log that refuses them", n)
+	}
+	everyWriteOnce(t, ctxT(t), conn, map[string]*tasks.Board{"writer": b}, "r", writes)
+}
+
+func disableAtomic(t *testing.T, conn *bus.Conn) {
+	t.Helper()
+	st, err := conn.JS.Stream(ctxT(t), events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.AllowAtomicPublish = false
+	if _, err := conn.JS.UpdateStream(ctxT(t), cfg); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -68,6 +68,9 @@ const (
 const (
 	// HeaderKind repeats the event kind so tools can route without decoding.
 	HeaderKind = "Cue-Kind"
+	// HeaderTaskWriter names the task board that wrote a task event, so
+	// a board tells its own writes from others'.
+	HeaderTaskWriter = "Cue-Task-Writer"
 	// HeaderDeadError, HeaderDeadStream, HeaderDeadSeq, HeaderDeadSubject and
 	// HeaderDeadConsumer describe why and where a dead letter died.
 	HeaderDeadError    = "Cue-Dead-Error"
