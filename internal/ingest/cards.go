@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -118,54 +117,36 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 	defer it.Stop()
 	// Events are gathered until the consumer has caught up, and then only
 	// each task's last one is applied: an MCP change that a later edit of
-	// the card superseded is not written over that edit. Batches are
-	// written at most every cardWriteGap, so that a task changed many
-	// times a second has its card written a few times, not every time.
+	// the card superseded is not written over that edit.
 	pending := map[string]pendingTask{}
-	var (
-		seq       uint64 // of the last event gathered
-		gathered  bool   // since the last batch
-		lastBatch time.Time
-	)
 	for {
-		var opts []jetstream.NextOpt
-		if wait := time.Until(lastBatch.Add(cardWriteGap)); gathered && wait > 0 {
-			opts = append(opts, jetstream.NextMaxWait(wait))
-		}
-		msg, err := it.Next(opts...)
-		if errors.Is(err, nats.ErrTimeout) {
-			msg, err = nil, nil
-		}
+		msg, err := it.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		if msg != nil {
-			meta, err := msg.Metadata()
-			if err != nil {
-				continue
-			}
-			seq = meta.Sequence.Stream
-			gathered = true
-			name := strings.TrimPrefix(msg.Subject(), events.SubjectTaskPrefix)
-			r := byName[name]
-			if r != nil && seq > positions[name] {
-				ev, err := events.Decode(msg.Data())
-				te, ok := ev.(events.TaskEvent)
-				switch {
-				case err != nil || !ok:
-					s.logger.Warn("ingest: undecodable task event", "subject", msg.Subject(), "stream_seq", seq, "err", err)
-				default:
-					pending[name+"\x00"+te.Task.ID] = pendingTask{repo: r, seq: seq, ev: te}
-				}
-			}
-			if meta.NumPending > 0 || time.Since(lastBatch) < cardWriteGap {
-				continue
+		meta, err := msg.Metadata()
+		if err != nil {
+			continue
+		}
+		seq := meta.Sequence.Stream
+		name := strings.TrimPrefix(msg.Subject(), events.SubjectTaskPrefix)
+		r := byName[name]
+		if r != nil && seq > positions[name] {
+			ev, err := events.Decode(msg.Data())
+			te, ok := ev.(events.TaskEvent)
+			switch {
+			case err != nil || !ok:
+				s.logger.Warn("ingest: undecodable task event", "subject", msg.Subject(), "stream_seq", seq, "err", err)
+			default:
+				pending[name+"\x00"+te.Task.ID] = pendingTask{repo: r, seq: seq, ev: te}
 			}
 		}
-		gathered, lastBatch = false, time.Now()
+		if meta.NumPending > 0 {
+			continue
+		}
 		batch := slices.SortedFunc(func(yield func(pendingTask) bool) {
 			for _, p := range pending {
 				if !yield(p) {
@@ -216,9 +197,6 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 		}
 	}
 }
-
-// cardWriteGap is the least time between two batches of card writes.
-const cardWriteGap = 100 * time.Millisecond
 
 // retryableWrite reports whether a card write failed for the disk's sake
 // (full, over quota, read-only, failing), which passes, rather than for
