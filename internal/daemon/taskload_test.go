@@ -115,38 +115,16 @@ func runTaskLoad(t testing.TB, urls []string, prefixes []string, clients int, d 
 // acknowledged create and update in it exactly once.
 func checkExactlyOnce(t testing.TB, js jetstream.JetStream, l *taskLoad) {
 	t.Helper()
-	ctx := context.Background()
-	cons, err := js.OrderedConsumer(ctx, events.TasksStream, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	creates, requests := map[string]int{}, map[string]int{}
-	for n := info.NumPending; n > 0; {
-		batch, err := cons.Fetch(int(min(n, 1000)), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := 0
-		for msg := range batch.Messages() {
-			got++
-			ev, err := events.Decode(msg.Data())
-			if te, ok := ev.(events.TaskEvent); err == nil && ok {
-				if te.Op == events.TaskCreated {
-					creates[te.Task.ID]++
-				}
-				if te.RequestID != "" {
-					requests[te.RequestID]++
-				}
+	for _, ev := range bustest.Events(t, js, events.TasksStream) {
+		if te, ok := ev.(events.TaskEvent); ok {
+			if te.Op == events.TaskCreated {
+				creates[te.Task.ID]++
+			}
+			if te.RequestID != "" {
+				requests[te.RequestID]++
 			}
 		}
-		if got == 0 {
-			t.Fatalf("the task log stopped with %d events unread", n)
-		}
-		n -= uint64(got)
 	}
 	lost, dup := 0, 0
 	for _, id := range l.created {

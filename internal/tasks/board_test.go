@@ -363,23 +363,7 @@ func TestChainBrokenByARivalIsBuiltAgain(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	<-b.Ready()
 	const writes = 64
-	var wg sync.WaitGroup
-	for w := range writes {
-		wg.Go(func() {
-			_, err := b.Mutate(ctxT(t), "r", func(cur map[string]events.Task) (events.TaskEvent, error) {
-				tk := task(fmt.Sprintf("n%05d", len(cur)))
-				if _, taken := cur[tk.ID]; taken {
-					return events.TaskEvent{}, fmt.Errorf("%s is taken: the state has a gap", tk.ID)
-				}
-				tk.Title = fmt.Sprintf("write %d", w)
-				return events.TaskEvent{Op: events.TaskCreated, Task: tk, Source: "test"}, nil
-			})
-			if err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	createConcurrently(t, b, writes)
 	if stream.took == "" {
 		t.Fatal("no write was published in a chain: 64 concurrent writes should have queued together")
 	}

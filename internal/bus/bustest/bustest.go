@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // Start returns a connection to a fresh provisioned JetStream server; both
@@ -196,4 +198,40 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Events decodes every message stream holds, in order, failing the test
+// on a message that does not decode.
+func Events(t testing.TB, js jetstream.JetStream, stream string) []events.Event {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []events.Event
+	for n := info.NumPending; n > 0; {
+		batch, err := cons.Fetch(int(min(n, 1000)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			ev, err := events.Decode(msg.Data())
+			if err != nil {
+				t.Fatalf("%s: a message does not decode: %v", stream, err)
+			}
+			out = append(out, ev)
+		}
+		if got == 0 {
+			t.Fatalf("%s stopped with %d messages unread", stream, n)
+		}
+		n -= uint64(got)
+	}
+	return out
 }
