@@ -157,6 +157,11 @@ type Board struct {
 	// chains on, the log left without a leader): a chain broken by another
 	// writer would take the task log down.
 	chainable bool
+	// batchable is true when the log is chainable and its config allows
+	// atomic batches: a server older than them drops the setting, and
+	// would store a batch's events one by one, the later ones without
+	// their expectation.
+	batchable bool
 	// atomicOff is set once the server refused an atomic batch.
 	atomicOff atomic.Bool
 	// writer names this board in its events' HeaderTaskWriter.
@@ -238,6 +243,7 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	defer b.mu.Unlock()
 	b.readyAt, b.readyKnown = end, true
 	b.chainable = info.Config.Replicas == 1
+	b.batchable = b.chainable && info.Config.AllowAtomicPublish
 	if b.logID == "" {
 		b.logID = bus.StateOf(info).ID()
 	}
@@ -271,6 +277,7 @@ func (b *Board) checkLog(ctx context.Context) error {
 		// A log scaled up under a running board stops being chained
 		// within one check.
 		b.chainable = info.Config.Replicas == 1
+		b.batchable = b.chainable && info.Config.AllowAtomicPublish
 		if b.logID == "" {
 			b.logID = now.ID()
 		}
@@ -878,6 +885,7 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 	}
 	b.mu.RLock()
 	alone := len(live) == 1 || !b.chainable
+	batchable := b.batchable
 	b.mu.RUnlock()
 	if alone {
 		q := live[0]
@@ -965,7 +973,7 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 		return rest[1:]
 	}
 
-	if atomicRound && len(members) >= minAtomicRound {
+	if batchable && atomicRound && len(members) >= minAtomicRound {
 		if acks, ok := b.publishAtomic(repo, evs, expect); ok {
 			prevSeq := expect
 			for k, q := range members {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/pkg/core/graph"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -539,17 +542,26 @@ func TestAtomicBatchBrokenByARivalIsBuiltAgain(t *testing.T) {
 	}
 }
 
-// On a log that refuses atomic batches, writes queued together are
-// chained as before.
+// On a log that stops taking atomic batches under a running board (its
+// config changed since the board read it), the refused batch is chained
+// instead, and so is every round after it.
 func TestWritesWithoutAtomicBatchesAreChained(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
-	disableAtomic(t, conn)
-	b := startBoard(t, conn)
+	var logs logtest.Buffer
+	b := tasks.NewBoard(conn.JS, slog.New(slog.NewTextHandler(&logs, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 	<-b.Ready()
-	const writes = 64
+	disableAtomic(t, conn)
+	const writes = 192
 	answeredWith(t, conn, createConcurrently(t, b, writes))
 	if n := tasks.AtomicRounds(b); n != 0 {
 		t.Errorf("%d atomic rounds on a log that refuses them", n)
+	}
+	if n := strings.Count(logs.String(), "does not take atomic batches"); n != 1 {
+		t.Errorf("the refusal was met %d times, want once (then batches stop):\n%s", n, logs.String())
 	}
 	everyWriteOnce(t, ctxT(t), conn, map[string]*tasks.Board{"writer": b}, "r", writes)
 }
