@@ -162,3 +162,53 @@ func TestCardVersionsFromTwoIndexersKeepTheNewest(t *testing.T) {
 		t.Fatalf("a stale version reached the task log: %+v", got)
 	}
 }
+
+// A person's edit of a card changes only what they changed: an agent's
+// update the board made after the card was written, which the card never
+// showed, stays, and goes back into the card (a card-merge event, which
+// ingest writes back). A field they did change wins.
+func TestCardEditKeepsAnUpdateItNeverSaw(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	runBoard(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const p = ".cuedeck/cards/abc123.md"
+	handle := func(seq uint64, content string) {
+		t.Helper()
+		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: upsert(p, content)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lastSource := func() string {
+		t.Helper()
+		evs := bustest.Events(t, conn.JS, events.TasksStream)
+		return evs[len(evs)-1].(events.TaskEvent).Source
+	}
+	handle(1, cardV1)
+	// An agent starts the task; the card is not written back yet.
+	if _, err := s.Board().Mutate(ctx, "r", func(cur map[string]events.Task) (events.TaskEvent, error) {
+		tk := cur["abc123"]
+		tk.Status = "active"
+		return events.TaskEvent{Op: events.TaskUpdated, Task: tk, Source: "mcp"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile a person renames it in the card, which still says todo.
+	handle(2, strings.Replace(cardV1, "title: Login", "title: Login flow", 1))
+	got, _ := s.Board().Task("r", "abc123")
+	if got.Title != "Login flow" || got.Status != "active" {
+		t.Fatalf("after the edit: title %q status %q, want the edit's title and the agent's status", got.Title, got.Status)
+	}
+	if src := lastSource(); src != SourceCardMerge {
+		t.Fatalf("the merged event's source is %q: ingest would not write the agent's status into the card", src)
+	}
+	// The person now sets the status themselves: theirs wins.
+	handle(3, strings.Replace(strings.Replace(cardV1, "title: Login", "title: Login flow", 1), "status: todo", "status: done", 1))
+	if got, _ := s.Board().Task("r", "abc123"); got.Status != "done" || got.Title != "Login flow" {
+		t.Fatalf("after the status edit: %+v", got)
+	}
+	if src := lastSource(); src != SourceFile {
+		t.Fatalf("an edit that left nothing to merge has source %q, want %q", src, SourceFile)
+	}
+}

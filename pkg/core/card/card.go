@@ -639,3 +639,47 @@ func resolveAliases(n *yaml.Node, defined map[string]bool) *yaml.Node {
 	}
 	return out
 }
+
+// Merge is the task a person's edit of a card makes when the board may
+// have moved on since the card was written: each field edited changed
+// from base (the card as it was before the edit) takes the edit's value,
+// every other field keeps current's (the board's), so an edit does not
+// undo a change it never saw. The path is edited's.
+func Merge(base, current, edited events.Task) events.Task {
+	out := current
+	if edited.Title != base.Title {
+		out.Title = edited.Title
+	}
+	if edited.Status != base.Status {
+		out.Status = edited.Status
+	}
+	if edited.Priority != base.Priority {
+		out.Priority = edited.Priority
+	}
+	if edited.Assignee != base.Assignee {
+		out.Assignee = edited.Assignee
+	}
+	if edited.Notes != base.Notes {
+		out.Notes = edited.Notes
+	}
+	if edited.CloseReason != base.CloseReason {
+		out.CloseReason = edited.CloseReason
+	}
+	if !sameComments(edited.Comments, base.Comments) {
+		out.Comments = edited.Comments
+	}
+	if !slices.Equal(edited.Tags, base.Tags) {
+		out.Tags = edited.Tags
+	}
+	if !slices.Equal(edited.DependsOn, base.DependsOn) {
+		out.DependsOn = edited.DependsOn
+	}
+	if !edited.Created.Equal(base.Created) {
+		out.Created = edited.Created
+	}
+	if !edited.Updated.Equal(base.Updated) {
+		out.Updated = edited.Updated
+	}
+	out.ID, out.Path = edited.ID, edited.Path
+	return out
+}
