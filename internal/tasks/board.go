@@ -1119,9 +1119,10 @@ func (b *Board) publishAtomic(repo string, evs []events.TaskEvent, expect uint64
 		return nil, false
 	}
 	if ack.Batch != batch || ack.Count != len(evs) {
-		// A server that ignores batch headers stored them one by one,
-		// with each expectation checked on its own: the chain that
-		// follows finds them as duplicates.
+		// A server that ignores batch headers stored the events one by
+		// one, only the first with its expectation (batchable keeps such
+		// a server from getting here): the chain that follows finds them
+		// as duplicates.
 		b.atomicOff.Store(true)
 		return nil, false
 	}
