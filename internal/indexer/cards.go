@@ -25,11 +25,6 @@ type TaskLog interface {
 // card files; ingest writes back only events of other sources.
 const SourceFile = "file"
 
-// SourceCardMerge is the Source of a card edit merged with changes the
-// board made since the card was written (card.Merge): the card then
-// lacks those, so ingest writes the task back into it.
-const SourceCardMerge = "card-merge"
-
 // errNoChange ends a Mutate that has nothing to publish.
 var errNoChange = errors.New("task unchanged")
 
@@ -38,9 +33,6 @@ var errNoChange = errors.New("task unchanged")
 type cardChange struct {
 	task    events.Task
 	deleted bool
-	// base is the task of the card's version before this one, when its
-	// record had it: what the person editing the card saw.
-	base *events.Task
 	// seq is the ingest sequence of the record the change comes from.
 	seq uint64
 }
@@ -61,32 +53,6 @@ func (s *Service) parseCard(ctx context.Context, rec *events.DocRecord, content 
 		return nil
 	}
 	return &cardChange{task: t}
-}
-
-// cardBase is the task of the card at path as its record before ingest
-// sequence seq holds it, or nil when there is none to read: a new card, a
-// record of seq or later (a redelivery: the version before is gone), a
-// tombstone, a skip, content in the object store, or a card that did not
-// parse. Without it the card's whole task is taken, as before merging.
-func (s *Service) cardBase(ctx context.Context, repo, path string, seq uint64) *events.Task {
-	kv, err := s.conn.KV(ctx, events.DocsBucket)
-	if err != nil {
-		return nil
-	}
-	e, err := kv.Get(ctx, events.DocKey(repo, path))
-	if err != nil {
-		return nil
-	}
-	rec, err := events.DecodeDocRecord(e.Value())
-	if err != nil || rec.SourceSeq >= seq || rec.Deleted || rec.Skip != nil || rec.Content == "" {
-		return nil
-	}
-	c, err := card.Parse([]byte(rec.Content))
-	if err != nil {
-		return nil
-	}
-	c.Task.Path = path
-	return &c.Task
 }
 
 // live reports whether the doc at path has a record that is not a tombstone.
@@ -161,20 +127,11 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 			return events.TaskEvent{}, err
 		}
 		prev, ok := cur[ch.task.ID]
-		task, source := ch.task, SourceFile
-		if ok && ch.base != nil && ch.base.ID == ch.task.ID {
-			// Only what the person changed: an agent's update made
-			// since the card was written stays.
-			task = card.Merge(*ch.base, prev, ch.task)
-			if !card.SameTask(task, ch.task) {
-				source = SourceCardMerge
-			}
-		}
 		if ok {
 			if prev.Path == "" {
 				prev.Path = ch.task.Path
 			}
-			if card.SameTask(prev, task) {
+			if card.SameTask(prev, ch.task) {
 				return events.TaskEvent{}, errNoChange
 			}
 		}
@@ -182,7 +139,7 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 		if !ok {
 			op = events.TaskCreated
 		}
-		return events.TaskEvent{Op: op, Task: task, Source: source}, nil
+		return events.TaskEvent{Op: op, Task: ch.task, Source: SourceFile}, nil
 	})
 	switch {
 	case errors.Is(err, errNoChange):

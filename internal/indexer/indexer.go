@@ -170,9 +170,6 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		mu := &s.cardLocks[maphash.String(s.seed, rec.Repo+"\x00"+rec.Path)%uint64(len(s.cardLocks))]
 		mu.Lock()
 		defer mu.Unlock()
-		if !cardCh.deleted && !first {
-			cardCh.base = s.cardBase(ctx, rec.Repo, rec.Path, env.StreamSeq)
-		}
 	}
 	rec.SourceSeq = env.StreamSeq
 	rec.IndexedAt = s.now().UTC()

@@ -242,29 +242,3 @@ func TestRenderReplacedAnchor(t *testing.T) {
 		t.Errorf("got\n%s", out)
 	}
 }
-
-func TestMergeTakesOnlyTheEditedFields(t *testing.T) {
-	at := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
-	base := events.Task{ID: "abc123", Title: "Login", Status: "todo", Priority: "high", Tags: []string{"auth"}, Created: at, Updated: at}
-	current := base
-	current.Status, current.Assignee, current.Updated = "active", "agent-7", at.Add(time.Hour)
-	current.Comments = []events.TaskComment{{At: at.Add(time.Hour), By: "agent-7", Text: "on it"}}
-	edited := base
-	edited.Title, edited.Tags, edited.Path = "Login flow", []string{"auth", "ui"}, ".cuedeck/cards/abc123.md"
-
-	got := Merge(base, current, edited)
-	want := current
-	want.Title, want.Tags, want.Path = "Login flow", []string{"auth", "ui"}, ".cuedeck/cards/abc123.md"
-	if !SameTask(got, want) {
-		t.Fatalf("merged:\n%+v\nwant:\n%+v", got, want)
-	}
-	// An edit of a field the board changed too: the edit wins.
-	edited.Status = "done"
-	if got := Merge(base, current, edited); got.Status != "done" || got.Assignee != "agent-7" {
-		t.Fatalf("status edited over the board's: %+v", got)
-	}
-	// Nothing edited: the board's task, at the card's path.
-	if got := Merge(base, current, base); !SameTask(got, func() events.Task { c := current; c.Path = base.Path; return c }()) {
-		t.Fatalf("no edit: %+v", got)
-	}
-}
