@@ -182,11 +182,27 @@ func StartCluster(t testing.TB, n int, s bus.Settings) (*bus.Conn, []*server.Ser
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s), nil); err != nil {
-		t.Fatalf("provisioning the cluster: %v", err)
+	// The leader marks a peer online only once it has heard from it since
+	// its election, a little after it lists it: until then a replicated
+	// asset is refused the same way, and provisioning again succeeds.
+	var err2 error
+	Eventually(t, 30*time.Second, "the topology provisioned on every peer", func() bool {
+		err2 = bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s), nil)
+		var apiErr *jetstream.APIError
+		if errors.As(err2, &apiErr) && apiErr.ErrorCode == errCodeClusterNoPeers {
+			return false
+		}
+		return true
+	})
+	if err2 != nil {
+		t.Fatalf("provisioning the cluster: %v", err2)
 	}
 	return conn, servers
 }
+
+// errCodeClusterNoPeers is nats-server's JSClusterNoPeersErrF: no peers
+// for a replicated asset's placement ("peer offline" among the reasons).
+const errCodeClusterNoPeers = 10005
 
 // freePort is a loopback TCP port nothing listens on (cluster routes
 // need each node's port before any node starts).
