@@ -385,6 +385,20 @@ func Provision(ctx context.Context, js jetstream.JetStream, t Topology, log *slo
 	return nil
 }
 
+// PlacementRefused reports whether err is JetStream refusing a replicated
+// asset for want of peers (a node still joining, or counted offline until
+// the leader hears from it), which asking again once it is up cures.
+func PlacementRefused(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jsErrNoSuitablePeers || apiErr.ErrorCode == jsErrClusterUnavailable)
+}
+
+// JetStream error codes nats.go does not name.
+const (
+	jsErrNoSuitablePeers    jetstream.ErrorCode = 10005
+	jsErrClusterUnavailable jetstream.ErrorCode = 10008
+)
+
 // ConsumerConfig returns the declared config of a durable consumer.
 func (t Topology) ConsumerConfig(stream, durable string) (jetstream.ConsumerConfig, bool) {
 	for _, cs := range t.Consumers {

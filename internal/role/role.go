@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cuedeck/cuedeck/internal/bus"
 )
 
@@ -124,7 +122,7 @@ func provision(ctx context.Context, conn *bus.Conn, s bus.Settings, log *slog.Lo
 		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
 		err := bus.Provision(actx, conn.JS, bus.DeclaredTopology(s), log)
 		cancel()
-		if placementRefused(err) {
+		if bus.PlacementRefused(err) {
 			refused = err
 		}
 		if err == nil || ctx.Err() != nil {
@@ -136,7 +134,7 @@ func provision(ctx context.Context, conn *bus.Conn, s bus.Settings, log *slog.Lo
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			log.Warn("provisioning the topology got no answer (is the NATS cluster still forming?); asking again", "err", err)
-		case placementRefused(err):
+		case bus.PlacementRefused(err):
 			log.Warn("the cluster cannot place the replicated streams yet (a node still joining?); asking again", "replicas", s.Replicas, "err", err)
 			select {
 			case <-ctx.Done():
@@ -147,19 +145,6 @@ func provision(ctx context.Context, conn *bus.Conn, s bus.Settings, log *slog.Lo
 		}
 	}
 }
-
-// placementRefused reports whether err is JetStream refusing a replicated
-// asset for want of peers, which a node that joins later cures.
-func placementRefused(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jsErrNoSuitablePeers || apiErr.ErrorCode == jsErrClusterUnavailable)
-}
-
-// JetStream error codes nats.go does not name.
-const (
-	jsErrNoSuitablePeers    jetstream.ErrorCode = 10005
-	jsErrClusterUnavailable jetstream.ErrorCode = 10008
-)
 
 // AsksVersion reports whether a role's arguments ask for its version
 // (`ROLE version [--json]`, or --version); the role then answers with

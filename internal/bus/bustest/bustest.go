@@ -188,21 +188,13 @@ func StartCluster(t testing.TB, n int, s bus.Settings) (*bus.Conn, []*server.Ser
 	var err2 error
 	Eventually(t, 30*time.Second, "the topology provisioned on every peer", func() bool {
 		err2 = bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s), nil)
-		var apiErr *jetstream.APIError
-		if errors.As(err2, &apiErr) && apiErr.ErrorCode == errCodeClusterNoPeers {
-			return false
-		}
-		return true
+		return !bus.PlacementRefused(err2)
 	})
 	if err2 != nil {
 		t.Fatalf("provisioning the cluster: %v", err2)
 	}
 	return conn, servers
 }
-
-// errCodeClusterNoPeers is nats-server's JSClusterNoPeersErrF: no peers
-// for a replicated asset's placement ("peer offline" among the reasons).
-const errCodeClusterNoPeers = 10005
 
 // freePort is a loopback TCP port nothing listens on (cluster routes
 // need each node's port before any node starts).
