@@ -98,14 +98,17 @@ func DeclaredTopology(s Settings) Topology {
 		Streams: []jetstream.StreamConfig{
 			{
 				Name:        events.IngestStream,
-				Description: "file and transcript events from ingest, consumed once by workers",
+				Description: "file and transcript events from ingest, consumed once by workers, who trim what they acknowledged",
 				Subjects:    []string{events.SubjectFilePrefix + ">", events.SubjectTranscriptPrefix + ">"},
-				Retention:   jetstream.WorkQueuePolicy,
-				Discard:     jetstream.DiscardNew,
-				MaxBytes:    s.IngestMaxBytes,
-				Duplicates:  s.DuplicateWindow,
-				Storage:     jetstream.FileStorage,
-				Replicas:    s.Replicas,
+				// Not a work queue: there every ack removes its message,
+				// one more write synced to disk per event; the workers
+				// trim acknowledged events in ranges instead (Worker.trim).
+				Retention:  jetstream.LimitsPolicy,
+				Discard:    jetstream.DiscardNew,
+				MaxBytes:   s.IngestMaxBytes,
+				Duplicates: s.DuplicateWindow,
+				Storage:    jetstream.FileStorage,
+				Replicas:   s.Replicas,
 			},
 			{
 				Name:        events.TasksStream,
@@ -121,9 +124,9 @@ func DeclaredTopology(s Settings) Topology {
 			},
 			{
 				Name:        events.EmbedStream,
-				Description: "embed requests from indexers, consumed once by embed workers",
+				Description: "embed requests from indexers, consumed once by embed workers, who trim what they acknowledged",
 				Subjects:    []string{events.SubjectEmbedPrefix + ">"},
-				Retention:   jetstream.WorkQueuePolicy,
+				Retention:   jetstream.LimitsPolicy, // trimmed, as CUE_INGEST
 				Discard:     jetstream.DiscardNew,
 				MaxBytes:    s.IngestMaxBytes,
 				Duplicates:  s.DuplicateWindow,
@@ -348,6 +351,13 @@ func Provision(ctx context.Context, js jetstream.JetStream, t Topology, log *slo
 			cfg, err := withFirstSeq(ctx, js, sc)
 			if err != nil {
 				return err
+			}
+			cfg, kept, err := keepWorkQueue(ctx, js, cfg)
+			if err != nil {
+				return err
+			}
+			if kept && attempt == 1 {
+				log.Info("queue stays a work queue until it is empty at a start (it was created so by an earlier CueDeck; JetStream cannot change a stream's retention)", "stream", sc.Name)
 			}
 			_, err = js.CreateOrUpdateStream(ctx, cfg)
 			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && attempt < 3 {

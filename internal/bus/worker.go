@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -117,6 +118,13 @@ type Worker struct {
 	// until Run has stopped pulling (Interruptible).
 	putBackMu sync.Mutex
 	putBack   []jetstream.Msg
+
+	// trimmed is the bound of the last trim of the stream created at
+	// trimmedIn (trimLoop's alone).
+	trimmed   uint64
+	trimmedIn time.Time
+	// settles counts the messages this pool settled (acked or termed).
+	settles atomic.Uint64
 }
 
 // NewWorker builds a worker; middleware wraps the handler outermost first.
@@ -190,6 +198,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("bus: consume %s: %w", w.cfg.Consumer, err)
 	}
+	trimCtx, stopTrim := context.WithCancel(ctx)
+	trimDone := make(chan struct{})
+	go func() { defer close(trimDone); w.trimLoop(trimCtx, cons) }()
+	defer func() { stopTrim(); <-trimDone }()
 	<-ctx.Done()
 	cc.Drain()
 	// A drain waits for the server to answer the pulls in flight; a server
@@ -264,6 +276,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		aerr := msg.DoubleAck(actx)
 		cancel()
+		w.settles.Add(1)
 		if aerr != nil {
 			// The effect is durable and the handler idempotent: a
 			// redelivery after a lost ack changes nothing.
@@ -292,6 +305,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			return
 		}
 		_ = msg.Term()
+		w.settles.Add(1)
 		return
 	}
 	delay := w.cfg.RetryDelay(env.Delivered)
@@ -353,8 +367,8 @@ func (w *Worker) deadLetterFromAdvisory(data []byte) {
 		w.cfg.Logger.Error("dead-letter from advisory failed", "stream_seq", adv.StreamSeq, "err", err)
 		return
 	}
-	// A work-queue stream keeps an unacked message forever; the letter now
-	// holds it, so remove it from the queue.
+	// A queue keeps an unsettled message until it is settled; the letter
+	// now holds it, so remove it from the queue.
 	if err := stream.DeleteMsg(ctx, adv.StreamSeq); err != nil {
 		w.cfg.Logger.Warn("delete dead-lettered message", "stream_seq", adv.StreamSeq, "err", err)
 	}

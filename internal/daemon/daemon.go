@@ -198,6 +198,14 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		}
 	}
+	if srv != nil {
+		// No worker runs yet: an empty queue an earlier release made a
+		// work queue can be created again as this one declares it.
+		if _, err := bus.UpgradeEmptyQueues(pctx, conn.JS, log); err != nil {
+			cancel()
+			return err
+		}
+	}
 	err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings), log)
 	if err != nil && srv != nil && bus.IsInsufficientStorage(err) {
 		// Queues created larger than the disk now allows block each other's

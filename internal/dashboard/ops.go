@@ -30,7 +30,7 @@ const opsTimeout = 5 * time.Second
 type Ops struct {
 	// Materialisation is the edge's lag per feed (as /readyz reports it).
 	Materialisation *telemetry.Report `json:"materialisation"`
-	// Ingest is the backlog of the work queues between ingest and the
+	// Ingest is the backlog of the queues between ingest and the
 	// materialised feeds.
 	Ingest      []QueueLag   `json:"ingest"`
 	DeadLetters *DeadLetters `json:"dead_letters"`
@@ -43,11 +43,12 @@ type Ops struct {
 	At         time.Time         `json:"at"`
 }
 
-// QueueLag is one work-queue stream: how many events wait, how old the
+// QueueLag is one queue stream: how many events wait, how old the
 // oldest is, and each consumer's share.
 type QueueLag struct {
 	Stream string `json:"stream"`
-	// Waiting is the events in the stream (work queue: not yet acked).
+	// Waiting is the events its consumers have yet to settle (deliver
+	// and have acknowledged).
 	Waiting uint64 `json:"waiting"`
 	// OldestAgeSeconds is the age of the oldest waiting event: how far
 	// behind the file system the searchable state is, at most. Absent
@@ -163,7 +164,7 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// queueConsumers are the durable consumers of each work queue. They are
+// queueConsumers are the durable consumers of each queue. They are
 // read by name: an edge's NATS user may read consumer info but not list
 // consumers (deployments/nats/accounts.conf).
 var queueConsumers = map[string][]string{
@@ -181,11 +182,10 @@ func queueLag(ctx context.Context, js JetStream, name string, consumers []string
 	if err != nil {
 		return q, err
 	}
-	q.Waiting = info.State.Msgs
-	if q.Waiting > 0 && !info.State.FirstTime.IsZero() {
-		age := math.Max(time.Since(info.State.FirstTime).Seconds(), 0)
-		q.OldestAgeSeconds = &age
-	}
+	// The queues keep settled events until their workers trim them: what
+	// waits is what the consumers have not settled, and the oldest of it
+	// is no older than the event just above the lowest ack floor.
+	floor, waiting := uint64(math.MaxUint64), false
 	for _, name := range consumers {
 		c, err := s.Consumer(ctx, name)
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -196,6 +196,21 @@ func queueLag(ctx context.Context, js JetStream, name string, consumers []string
 		}
 		ci := c.CachedInfo()
 		q.Consumers = append(q.Consumers, ConsumerLag{Name: ci.Name, Pending: ci.NumPending, AckPending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
+		if backlog := ci.NumPending + uint64(ci.NumAckPending); backlog > 0 {
+			q.Waiting += backlog
+			floor, waiting = min(floor, ci.AckFloor.Stream), true
+		}
+	}
+	if !waiting {
+		return q, nil
+	}
+	oldest := info.State.FirstTime
+	if m, err := s.GetMsg(ctx, max(floor+1, info.State.FirstSeq)); err == nil {
+		oldest = m.Time
+	}
+	if !oldest.IsZero() {
+		age := math.Max(time.Since(oldest).Seconds(), 0)
+		q.OldestAgeSeconds = &age
 	}
 	return q, nil
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/ingest"
@@ -39,9 +37,10 @@ func (r received) path() string {
 }
 
 // collector reads every file event through the indexer's durable consumer
-// and, as an indexer would, stores the file's record in cue_docs (without
-// the parsing) before acking it: ingest compares its state with cue_docs
-// at start.
+// with the workers' own loop (bus.Worker, which also trims the queue of
+// what it acknowledged) and, as an indexer would, stores the file's record
+// in cue_docs (without the parsing) before acking it: ingest compares its
+// state with cue_docs at start.
 type collector struct {
 	mu  sync.Mutex
 	got []received
@@ -51,56 +50,45 @@ func collect(t *testing.T, conn *bus.Conn) *collector {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cons, err := conn.JS.Consumer(ctx, events.IngestStream, events.IndexerConsumer)
-	if err != nil {
-		t.Fatal(err)
-	}
 	docs, err := conn.JS.KeyValue(ctx, events.DocsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &collector{}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		ev, err := events.Decode(m.Data())
-		if err != nil {
-			t.Errorf("undecodable event on %s: %v", m.Subject(), err)
-		}
-		md, _ := m.Metadata()
-		var seq uint64
-		if md != nil {
-			seq = md.Sequence.Stream
-		}
-		c.mu.Lock()
-		c.got = append(c.got, received{Seq: seq, MsgID: m.Headers().Get(jetstream.MsgIDHeader), Event: ev})
-		c.mu.Unlock()
-		var rec events.DocRecord
-		switch ev := ev.(type) {
-		case events.FileUpserted:
-			rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, SHA256: ev.SHA256, Size: ev.Size, ModTime: ev.ModTime}
-		case events.FileDeleted:
-			rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Deleted: true}
-		case events.FileSkipped:
-			rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Size: ev.Size, ModTime: ev.ModTime, Skip: &events.Skip{Reason: ev.Reason, Detail: ev.Detail}}
-		default:
-			_ = m.Ack()
-			return
-		}
-		rec.SourceSeq = seq
-		b, err := events.Encode(rec)
-		if err == nil {
-			_, err = docs.Put(context.Background(), events.DocKey(rec.Repo, rec.Path), b)
-		}
-		if err != nil {
-			t.Errorf("store the record of %s: %v", rec.Path, err)
-		}
-		_ = m.Ack()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := bus.NewWorker(conn, bus.WorkerConfig{Stream: events.IngestStream, Consumer: events.IndexerConsumer, Concurrency: 1},
+		func(ctx context.Context, env events.Envelope) error {
+			c.mu.Lock()
+			c.got = append(c.got, received{Seq: env.StreamSeq, MsgID: env.MsgID, Event: env.Event})
+			c.mu.Unlock()
+			var rec events.DocRecord
+			switch ev := env.Event.(type) {
+			case events.FileUpserted:
+				rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, SHA256: ev.SHA256, Size: ev.Size, ModTime: ev.ModTime}
+			case events.FileDeleted:
+				rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Deleted: true}
+			case events.FileSkipped:
+				rec = events.DocRecord{Repo: ev.Repo, Path: ev.Path, Size: ev.Size, ModTime: ev.ModTime, Skip: &events.Skip{Reason: ev.Reason, Detail: ev.Detail}}
+			default:
+				return nil
+			}
+			rec.SourceSeq = env.StreamSeq
+			b, err := events.Encode(rec)
+			if err == nil {
+				_, err = docs.Put(ctx, events.DocKey(rec.Repo, rec.Path), b)
+			}
+			if err != nil {
+				t.Errorf("store the record of %s: %v", rec.Path, err)
+			}
+			return nil
+		})
+	bustest.Run(t, "collector", w.Run)
 	t.Cleanup(func() {
-		cc.Stop()
-		<-cc.Closed()
+		// The worker dead-letters what it cannot decode.
+		if s, err := conn.JS.Stream(context.Background(), events.DeadLetterStream); err == nil {
+			if n := s.CachedInfo().State.Msgs; n > 0 {
+				t.Errorf("%d undecodable events were dead-lettered", n)
+			}
+		}
 	})
 	return c
 }

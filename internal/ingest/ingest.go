@@ -337,8 +337,7 @@ func (s *Service) publishedAgain(seq uint64) {
 
 // awaitRepublished waits, after the scan that follows the start
 // comparison, until the indexer has taken every publish that scan
-// repeated (CUE_INGEST is a work queue: a taken message is gone), then
-// closes Republished.
+// repeated, then closes Republished.
 func (s *Service) awaitRepublished(ctx context.Context) {
 	s.againMu.Lock()
 	seqs := slices.Clone(s.againSeqs)
@@ -346,17 +345,16 @@ func (s *Service) awaitRepublished(ctx context.Context) {
 	s.againMu.Unlock()
 	slices.Sort(seqs)
 	republished := len(seqs)
-	var stream jetstream.Stream
 	for len(seqs) > 0 {
-		var err error
-		if stream == nil {
-			stream, err = s.conn.JS.Stream(ctx, events.IngestStream)
-		}
-		if err == nil {
-			_, err = stream.GetMsg(ctx, seqs[0])
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
+		if settled, err := bus.Settled(ctx, s.conn.JS, events.IngestStream, events.IndexerConsumer); err == nil {
+			for len(seqs) > 0 {
+				if done, err := settled(seqs[0]); err != nil || !done {
+					break
+				}
 				seqs = seqs[1:]
-				continue
+			}
+			if len(seqs) == 0 {
+				break
 			}
 		}
 		select {

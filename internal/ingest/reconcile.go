@@ -55,16 +55,17 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 	rec.StreamReplaced = recorded != "" && recorded != stream.ID()
 	queued := func(seq uint64) bool { return false }
 	if recorded == stream.ID() && stream.Msgs > 0 {
-		js, err := s.conn.JS.Stream(ctx, events.IngestStream)
+		settled, err := bus.Settled(ctx, s.conn.JS, events.IngestStream, events.IndexerConsumer)
 		if err != nil {
-			return rec, fmt.Errorf("ingest: stream %s: %w", events.IngestStream, err)
+			return rec, fmt.Errorf("ingest: %w", err)
 		}
 		queued = func(seq uint64) bool {
 			if seq < stream.FirstSeq || seq > stream.LastSeq {
 				return false
 			}
-			_, err := js.GetMsg(ctx, seq)
-			return err == nil
+			// Unsure is not queued: publishing a file again is harmless.
+			done, err := settled(seq)
+			return err == nil && !done
 		}
 	}
 	// Cards are the task log's files: a log that is another incarnation

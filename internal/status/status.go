@@ -192,12 +192,13 @@ func Collect(ctx context.Context, js jetstream.JetStream) (Report, error) {
 func CollectWith(ctx context.Context, js jetstream.JetStream, opts Options) (Report, error) {
 	r := Report{CollectedAt: time.Now().UTC()}
 	if s, err := js.Stream(ctx, events.IngestStream); err == nil {
-		if info, err := s.Info(ctx); err == nil {
-			r.IngestQueue = info.State.Msgs
-		}
+		// The queue keeps settled events until its workers trim them:
+		// what waits is what its consumers have not settled.
 		lister := s.ListConsumers(ctx)
 		for ci := range lister.Info() {
-			r.Consumers = append(r.Consumers, consumerLag(events.IngestStream, ci, time.Now()))
+			c := consumerLag(events.IngestStream, ci, time.Now())
+			r.Consumers = append(r.Consumers, c)
+			r.IngestQueue += uint64(c.backlog())
 		}
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return r, fmt.Errorf("status: %w", err)

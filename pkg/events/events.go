@@ -42,7 +42,10 @@ const (
 // events, because every role must agree on them; internal/bus provisions them.
 const (
 	// IngestStream carries file and transcript events from ingest to the
-	// workers. Work-queue retention: a message is gone once a worker acks it.
+	// workers, each event taken once by one consumer's workers, who trim
+	// the events they acknowledged (a stream created by a release before
+	// that is a work queue, whose acks remove its events, until it is
+	// created again empty).
 	IngestStream = "CUE_INGEST"
 	// SubjectFilePrefix + repo is the subject of FileUpserted, FileDeleted and
 	// FileSkipped.

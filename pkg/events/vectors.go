@@ -15,7 +15,8 @@ import (
 // embeddings trail and `cue status` reports how far.
 const (
 	// EmbedStream carries EmbedRequests from indexers to embed workers.
-	// Work-queue retention: a request is gone once its vectors are stored.
+	// Taken once, and trimmed by the embed workers once its vectors are
+	// stored (as IngestStream).
 	EmbedStream = "CUE_EMBED"
 	// SubjectEmbedPrefix + repo is the subject of EmbedRequest.
 	SubjectEmbedPrefix = "cue.embed."
