@@ -214,6 +214,10 @@ type rivalStream struct {
 func (r *rivalStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	r.wins++
 	ev := events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task(fmt.Sprintf("riv%03d", r.wins%1000)), Source: "rival"}
+	// Both publishes outlive the write's deadline: one that ran out in the
+	// middle of either would fail the board's publish with the deadline
+	// instead of the lost race this stream stands for.
+	ctx = context.WithoutCancel(ctx)
 	if _, err := bus.PublishEvent(ctx, r.js.JS, events.TaskSubject("r"), fmt.Sprintf("rival-%d", r.wins), ev); err != nil {
 		return nil, err
 	}
