@@ -33,9 +33,10 @@ func (e *Edge) listMemories(ctx context.Context, f *tools.MemoryFilters, limit i
 	}
 	s := e.m.mems
 	s.mu.RLock()
-	entries := make([]*memEntry, 0, len(s.byKey))
-	for k, me := range s.byKey {
-		if (allow == nil || allow[k]) && (includeSuperseded || !s.supersededLocked(k)) {
+	candidates := allow.candidatesLocked(s)
+	entries := make([]*memEntry, 0, len(candidates))
+	for k, me := range candidates {
+		if allow.admitsLocked(s, k) && (includeSuperseded || !s.supersededLocked(k)) {
 			entries = append(entries, me)
 		}
 	}

@@ -372,22 +372,6 @@ func (s *memState) supersedersLocked(key string) []string {
 	return out
 }
 
-// supersededSnapshot copies the keys some live memory supersedes, to
-// filter searches with after the view's lock is released.
-func (s *memState) supersededSnapshot() map[string]struct{} {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make(map[string]struct{}, len(s.supersededBy)+len(s.autoBy))
-	for _, m := range []map[string]map[string]struct{}{s.supersededBy, s.autoBy} {
-		for k, by := range m {
-			if len(by) > 0 {
-				out[k] = struct{}{}
-			}
-		}
-	}
-	return out
-}
-
 func link(ix map[string]map[string]struct{}, v, key string) {
 	linkTo(ix, v, key, struct{}{})
 }

@@ -89,11 +89,21 @@ func (e *Edge) searchMemories(ctx context.Context, raw json.RawMessage) (json.Ra
 	return json.Marshal(briefs)
 }
 
-// memoryFilter turns filters and the repos id may read into the set of
-// memory keys that pass them, nil when nothing is filtered. The set is taken under the view's lock and
-// used after it is released: the indexes lock themselves and are written
-// while holding it, so searching them under it could deadlock.
-func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, now time.Time) (map[string]bool, error) {
+// memoryPredicate admits the memories that pass a search's filters and
+// that its caller may read. It is asked while the search runs, of the
+// candidates the query's words find, rather than listing beforehand every
+// memory that passes: with a common kind as the filter that list was a
+// pass over tens of thousands of memories, most of a filtered search's
+// time at 100,000. A nil *memoryPredicate admits every memory.
+type memoryPredicate struct {
+	f    *tools.MemoryFilters
+	when func(time.Time) bool
+	id   access.Identity
+}
+
+// memoryFilter checks filters and returns the predicate of filters and
+// the repos id may read, nil when nothing is filtered.
+func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, now time.Time) (*memoryPredicate, error) {
 	if f == nil {
 		f = &tools.MemoryFilters{}
 	}
@@ -108,46 +118,45 @@ func (m *Materialiser) memoryFilter(f *tools.MemoryFilters, id access.Identity, 
 	if err != nil {
 		return nil, tools.InvalidParams(tools.SearchMemories, "filters.since: "+err.Error())
 	}
-	s := m.mems
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	// Start from the smallest indexed set, then check every filter on
-	// each of its memories.
+	return &memoryPredicate{f: f, when: when, id: id}, nil
+}
+
+// admitsLocked reports whether the memory under key passes; s.mu is held.
+func (p *memoryPredicate) admitsLocked(s *memState, key string) bool {
+	me := s.byKey[key]
+	if me == nil {
+		return false
+	}
+	return p == nil || p.id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, p.f, p.when)
+}
+
+// candidatesLocked is the smallest indexed set of memories that holds
+// every one p admits (s.byKey when none is smaller); s.mu is held.
+func (p *memoryPredicate) candidatesLocked(s *memState) map[string]*memEntry {
+	if p == nil {
+		return s.byKey
+	}
 	var sets []map[string]*memEntry
-	if f.Repo != "" {
-		sets = append(sets, s.byRepo[f.Repo])
+	if p.f.Repo != "" {
+		sets = append(sets, s.byRepo[p.f.Repo])
 	}
-	if id.Restricted() {
+	if p.f.Kind != "" {
+		sets = append(sets, s.byKind[p.f.Kind])
+	}
+	if p.f.Session != "" {
+		sets = append(sets, s.bySession[p.f.Session])
+	}
+	if len(p.f.Files) > 0 {
 		union := make(map[string]*memEntry)
-		for _, repo := range id.Repos {
-			maps.Copy(union, s.byRepo[repo])
+		for _, path := range p.f.Files {
+			maps.Copy(union, s.byBase[fileBase(path)])
 		}
 		sets = append(sets, union)
 	}
-	if f.Kind != "" {
-		sets = append(sets, s.byKind[f.Kind])
+	if len(sets) == 0 {
+		return s.byKey
 	}
-	if f.Session != "" {
-		sets = append(sets, s.bySession[f.Session])
-	}
-	if len(f.Files) > 0 {
-		union := make(map[string]*memEntry)
-		for _, p := range f.Files {
-			maps.Copy(union, s.byBase[fileBase(p)])
-		}
-		sets = append(sets, union)
-	}
-	smallest := s.byKey
-	if len(sets) > 0 {
-		smallest = slices.MinFunc(sets, func(a, b map[string]*memEntry) int { return len(a) - len(b) })
-	}
-	out := make(map[string]bool, len(smallest))
-	for k, me := range smallest {
-		if id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, f, when) {
-			out[k] = true
-		}
-	}
-	return out, nil
+	return slices.MinFunc(sets, func(a, b map[string]*memEntry) int { return len(a) - len(b) })
 }
 
 // memoryPasses checks every filter of f on rec; when is the parsed since.
@@ -175,27 +184,13 @@ func touchesAny(touched, files []string) bool {
 	return false
 }
 
-// rankMemories ranks the memories allow admits (all when nil).
-func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, allowed map[string]bool, includeSuperseded bool) ([]tools.MemoryHit, error) {
+// rankMemories ranks the memories p admits (all when nil). The view's
+// lock is held (read) through the searches, so that p can look at the
+// memories the indexes find: the indexes are written either outside it
+// (the keyword index) or under it (the vectors), never the other way
+// round, so taking it first cannot deadlock.
+func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, p *memoryPredicate, includeSuperseded bool) ([]tools.MemoryHit, error) {
 	s := e.m.mems
-	var allow func(string) bool
-	if allowed != nil {
-		if len(allowed) == 0 {
-			return []tools.MemoryHit{}, nil
-		}
-		allow = func(id string) bool { return allowed[id] }
-	}
-	if !includeSuperseded {
-		if history := s.supersededSnapshot(); len(history) > 0 {
-			passes := allow
-			allow = func(id string) bool {
-				if _, old := history[id]; old {
-					return false
-				}
-				return passes == nil || passes(id)
-			}
-		}
-	}
 	fallback := ""
 	var qv []float32
 	if mode != tools.ModeKeyword {
@@ -207,6 +202,20 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 		if fallback != "" {
 			mode = tools.ModeKeyword
 		}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	// Links may be left with no superseder in them: any at all is a cue
+	// to look, none spares every candidate two lookups.
+	includeSuperseded = includeSuperseded || len(s.supersededBy) == 0 && len(s.autoBy) == 0
+	var allow func(string) bool
+	switch {
+	case p != nil && !includeSuperseded:
+		allow = func(id string) bool { return p.admitsLocked(s, id) && !s.supersededLocked(id) }
+	case p != nil:
+		allow = func(id string) bool { return p.admitsLocked(s, id) }
+	case !includeSuperseded:
+		allow = func(id string) bool { return !s.supersededLocked(id) }
 	}
 	depth := limit + 8 // slack for memories removed since the index answered
 	var kw, sem []search.Hit
@@ -254,8 +263,6 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 		ranked = search.FuseHybrid(sem, kw, lookup(semScore), lookup(kwScore))
 	}
 
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	out := make([]tools.MemoryHit, 0, min(limit, len(ranked)))
 	for _, h := range ranked {
 		me := s.byKey[h.ID]
