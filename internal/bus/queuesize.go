@@ -82,6 +82,18 @@ var cappedQueues = []string{events.IngestStream, events.EmbedStream}
 // queues while the other still holds its share. A queue holding messages
 // is left alone. It returns the queues it deleted.
 func ShrinkEmptyQueues(ctx context.Context, js jetstream.JetStream, maxBytes int64, log *slog.Logger) ([]string, error) {
+	return deleteEmptyQueues(ctx, js, log, func(info *jetstream.StreamInfo) (string, []any) {
+		if info.Config.MaxBytes <= maxBytes {
+			return "", nil
+		}
+		return "queue reserved more disk than is free; recreating it empty, smaller", []any{"reserved_mib", info.Config.MaxBytes >> 20, "new_mib", maxBytes >> 20}
+	})
+}
+
+// deleteEmptyQueues deletes each capped queue that holds no message and
+// that recreate finds a reason to create again: a message to log, with
+// its attributes ("" keeps the queue). It returns the queues it deleted.
+func deleteEmptyQueues(ctx context.Context, js jetstream.JetStream, log *slog.Logger, recreate func(*jetstream.StreamInfo) (string, []any)) ([]string, error) {
 	var deleted []string
 	for _, name := range cappedQueues {
 		s, err := js.Stream(ctx, name)
@@ -92,14 +104,18 @@ func ShrinkEmptyQueues(ctx context.Context, js jetstream.JetStream, maxBytes int
 			return deleted, fmt.Errorf("bus: read stream %s: %w", name, err)
 		}
 		info := s.CachedInfo()
-		if info.Config.MaxBytes <= maxBytes || info.State.Msgs > 0 {
+		if info.State.Msgs > 0 {
+			continue
+		}
+		why, attrs := recreate(info)
+		if why == "" {
 			continue
 		}
 		if err := js.DeleteStream(ctx, name); err != nil {
 			return deleted, fmt.Errorf("bus: delete stream %s: %w", name, err)
 		}
 		if log != nil {
-			log.Info("queue reserved more disk than is free; recreating it empty, smaller", "stream", name, "reserved_mib", info.Config.MaxBytes>>20, "new_mib", maxBytes>>20)
+			log.Info(why, append([]any{"stream", name}, attrs...)...)
 		}
 		deleted = append(deleted, name)
 	}

@@ -155,28 +155,12 @@ func isQueue(name string) bool {
 // (it works as before) until a start finds it empty. It returns the
 // queues it deleted.
 func UpgradeEmptyQueues(ctx context.Context, js jetstream.JetStream, log *slog.Logger) ([]string, error) {
-	var deleted []string
-	for _, name := range cappedQueues {
-		s, err := js.Stream(ctx, name)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			continue
+	return deleteEmptyQueues(ctx, js, log, func(info *jetstream.StreamInfo) (string, []any) {
+		if info.Config.Retention != jetstream.WorkQueuePolicy {
+			return "", nil
 		}
-		if err != nil {
-			return deleted, fmt.Errorf("bus: read stream %s: %w", name, err)
-		}
-		info := s.CachedInfo()
-		if info.Config.Retention != jetstream.WorkQueuePolicy || info.State.Msgs > 0 {
-			continue
-		}
-		if err := js.DeleteStream(ctx, name); err != nil {
-			return deleted, fmt.Errorf("bus: delete stream %s: %w", name, err)
-		}
-		if log != nil {
-			log.Info("queue created as a work queue by an earlier CueDeck is empty; creating it again, trimmed by its workers", "stream", name)
-		}
-		deleted = append(deleted, name)
-	}
-	return deleted, nil
+		return "queue created as a work queue by an earlier CueDeck is empty; creating it again, trimmed by its workers", nil
+	})
 }
 
 // Settled reads how far a consumer of stream has come and returns a test
