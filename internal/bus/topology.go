@@ -357,7 +357,7 @@ func Provision(ctx context.Context, js jetstream.JetStream, t Topology, log *slo
 				return err
 			}
 			if kept && attempt == 1 {
-				log.Info("queue stays a work queue until it is empty at a start (it was created so by an earlier CueDeck; JetStream cannot change a stream's retention)", "stream", sc.Name)
+				log.Info("queue stays a work queue (an earlier CueDeck created it so, and JetStream cannot change a stream's retention): cue up recreates it once it starts with the queue empty; on a cluster, delete it while empty and start a role", "stream", sc.Name)
 			}
 			_, err = js.CreateOrUpdateStream(ctx, cfg)
 			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) && attempt < 3 {
