@@ -731,6 +731,8 @@ func nodeNamed(c *Cluster, name string) *Node {
 	return nil
 }
 
+// waitConsumerDrained waits until the indexer has settled every file event
+// and CUE_INGEST holds only what its consumers have yet to settle.
 func waitConsumerDrained(ctx context.Context, t *testing.T, js jetstream.JetStream) {
 	t.Helper()
 	eventually(ctx, t, 2*time.Minute, "indexer consumer drained", func() error {
@@ -746,6 +748,31 @@ func waitConsumerDrained(ctx context.Context, t *testing.T, js jetstream.JetStre
 		}
 		if info.NumPending > 0 || info.NumAckPending > 0 {
 			return fmt.Errorf("pending %d, ack pending %d", info.NumPending, info.NumAckPending)
+		}
+		return nil
+	})
+	// The workers trim what they acknowledged within a second or so; until
+	// then the stream's replicas hold more than they will.
+	eventually(ctx, t, time.Minute, events.IngestStream+" trimmed of what its consumers settled", func() error {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		s, err := js.Stream(cctx, events.IngestStream)
+		if err != nil {
+			return err
+		}
+		unsettled := uint64(0)
+		for _, name := range []string{events.IndexerConsumer, events.ExtractorConsumer} {
+			c, err := s.Consumer(cctx, name)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			unsettled += c.CachedInfo().NumPending + uint64(c.CachedInfo().NumAckPending)
+		}
+		if held := s.CachedInfo().State.Msgs; held != unsettled {
+			return fmt.Errorf("holds %d messages, %d of them unsettled", held, unsettled)
 		}
 		return nil
 	})
