@@ -32,6 +32,25 @@ type Conn struct {
 	closed chan struct{}
 	// kvs and objects keep the bucket handles KV and Objects looked up.
 	kvs, objects sync.Map
+	// durable, when set, makes the server's writes durable on request
+	// (Durable): the embedded server's store, which the server itself
+	// does not sync per write.
+	durable *GroupSync
+}
+
+// SetDurable hands the connection the sync of its server's store; a
+// connection to a cluster has none (its servers sync as configured).
+func (c *Conn) SetDurable(g *GroupSync) { c.durable = g }
+
+// Durable returns once every write the server acknowledged on any
+// connection before the call would survive a power cut. Call it before
+// acknowledging onward (an ack, an answer to a client) what such a write
+// did. Without a store to sync (a cluster) it returns at once.
+func (c *Conn) Durable(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
+	return c.durable.Sync(ctx)
 }
 
 // ConnectOptions tune Connect.

@@ -25,8 +25,13 @@ type EmbeddedConfig struct {
 	// (other processes of the workspace find it in the daemon file).
 	Host string
 	Port int
-	// SyncAlways fsyncs every write before acknowledging it. Off, a process
-	// crash loses nothing (the page cache survives) but a power cut may.
+	// SyncAlways makes every write durable before anything acknowledges
+	// it onward. Where the system can sync a file system as a whole
+	// (Linux), the server writes each message to its file and the roles
+	// sync the store in groups before they ack or answer (GroupSync,
+	// Conn.Durable); elsewhere the server syncs every write. Off, a
+	// process crash loses nothing (the page cache survives) but a power
+	// cut may.
 	SyncAlways bool
 	// ServerName names the server in monitoring and advisories.
 	ServerName string
@@ -44,7 +49,14 @@ type Embedded struct {
 	opts   *server.Options
 	logger *slog.Logger
 	damage *damageLog
+	// durable syncs the store for the roles when SyncAlways is met so.
+	durable *GroupSync
 }
+
+// Durable is the sync of the store that the roles' connections take
+// (Conn.SetDurable), nil when the server syncs each write itself or
+// SyncAlways is off.
+func (e *Embedded) Durable() *GroupSync { return e.durable }
 
 // StartEmbedded starts a nats-server with JetStream on file storage and
 // waits until it accepts clients.
@@ -64,13 +76,22 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	if cfg.MaxPayload == 0 {
 		cfg.MaxPayload = 8 << 20
 	}
+	var durable *GroupSync
+	serverSyncs := cfg.SyncAlways
+	if cfg.SyncAlways {
+		// A sync per message costs the disk's latency per file indexed;
+		// one per group of acknowledgements keeps the same promise.
+		if g, err := NewGroupSync(cfg.StoreDir); err == nil {
+			durable, serverSyncs = g, false
+		}
+	}
 	opts := &server.Options{
 		ServerName:         cfg.ServerName,
 		Host:               cfg.Host,
 		Port:               cfg.Port,
 		JetStream:          true,
 		StoreDir:           cfg.StoreDir,
-		SyncAlways:         cfg.SyncAlways,
+		SyncAlways:         serverSyncs,
 		MaxPayload:         cfg.MaxPayload,
 		NoSigs:             true,
 		JetStreamMaxMemory: 64 << 20,
@@ -86,9 +107,10 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Embedded{opts: opts, logger: logger, damage: &damageLog{found: map[string]string{}}}
+	e := &Embedded{opts: opts, logger: logger, damage: &damageLog{found: map[string]string{}}, durable: durable}
 	srv, err := e.start()
 	if err != nil {
+		_ = durable.Close()
 		return nil, err
 	}
 	e.srv = srv
@@ -165,6 +187,8 @@ func (e *Embedded) Shutdown() {
 	defer e.mu.Unlock()
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
+	// The writes are on disk now (the server syncs its store at shutdown).
+	_ = e.durable.Close()
 }
 
 // slogAdapter routes nats-server's logger into slog, and notes damage.

@@ -86,7 +86,14 @@ type WorkerConfig struct {
 	// it returns the context's error and its message is put back at once,
 	// to be handled again after a restart.
 	Interruptible bool
-	Logger        *slog.Logger
+	// SyncBeforeHandling makes each event durable (Conn.Durable) before
+	// the handler runs, for handlers whose effects name the event's
+	// stream sequence: after a power cut a store that kept such an effect
+	// but lost the event would give the sequence again to another event,
+	// which the effect would then outrank. Every worker syncs after its
+	// handler, before it acks.
+	SyncBeforeHandling bool
+	Logger             *slog.Logger
 }
 
 func (c *WorkerConfig) setDefaults() {
@@ -111,6 +118,7 @@ func (c *WorkerConfig) setDefaults() {
 type Worker struct {
 	js      jetstream.JetStream
 	nc      *nats.Conn
+	conn    *Conn
 	cfg     WorkerConfig
 	handler Handler
 
@@ -134,7 +142,7 @@ func NewWorker(conn *Conn, cfg WorkerConfig, h Handler, mw ...Middleware) *Worke
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
 	}
-	return &Worker{js: conn.JS, nc: conn.NC, cfg: cfg, handler: h}
+	return &Worker{js: conn.JS, nc: conn.NC, conn: conn, cfg: cfg, handler: h}
 }
 
 // Run consumes until ctx is cancelled, then drains: no new messages are
@@ -263,6 +271,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		Published: meta.Timestamp,
 	}
 	log := w.cfg.Logger.With("subject", env.Subject, "stream_seq", env.StreamSeq, "delivered", env.Delivered)
+	if w.cfg.SyncBeforeHandling {
+		if err := w.conn.Durable(ctx); err != nil {
+			log.Warn("the event could not be made durable; will retry", "err", err)
+			_ = msg.NakWithDelay(w.cfg.RetryDelay(env.Delivered))
+			return
+		}
+	}
 	ev, err := events.Decode(msg.Data())
 	if err == nil {
 		env.Event = ev
@@ -271,6 +286,13 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		err = Permanent(err)
 	}
 	if err == nil {
+		// What the handler wrote must outlive a power cut before the
+		// ack removes the event that would redo it.
+		if derr := w.conn.Durable(ctx); derr != nil {
+			log.Warn("the handler's writes could not be made durable; will retry", "err", derr)
+			_ = msg.NakWithDelay(w.cfg.RetryDelay(env.Delivered))
+			return
+		}
 		// Wait for the server to confirm the ack, so that a message is
 		// settled when Run returns and a clean restart redelivers nothing.
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -301,6 +323,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 			// Without a dead letter written, leave the message to be
 			// redelivered rather than lose it.
 			log.Error("dead-letter publish failed; leaving message for redelivery", "err", derr)
+			_ = msg.NakWithDelay(w.cfg.RetryDelay(env.Delivered))
+			return
+		}
+		if derr := w.conn.Durable(ctx); derr != nil {
+			log.Error("the dead letter could not be made durable; leaving message for redelivery", "err", derr)
 			_ = msg.NakWithDelay(w.cfg.RetryDelay(env.Delivered))
 			return
 		}

@@ -164,6 +164,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	if srv != nil {
+		conn.SetDurable(srv.Durable())
+	}
 	defer unlessCacheLost(&cacheLost, log, "nats-connection", func() {
 		conn.Close()
 		log.Info("stopped", "component", "nats-connection")
@@ -334,6 +337,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// Task tools write to the workspace's own repo unless a call names
 	// another.
 	board := tasks.NewBoard(conn.JS, log.With("role", "tasks"))
+	board.SetDurable(conn.Durable)
 	// read_context says how far indexing got while files are still to
 	// come: on a new workspace the first answers would look final.
 	indexing := telemetry.NewIndexing(conn.JS, mat, telemetry.IndexingOptions{Logger: log.With("role", "edge")})
@@ -342,6 +346,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		mat.Close()
 		return err
 	}
+	memories.SetDurable(conn.Durable)
 	edg := edge.New(mat, log.With("role", "edge"), edge.WithBoard(board), edge.WithMemoryStore(memories),
 		edge.WithActor("cue-daemon"), edge.WithDefaultRepo(cfg.Workspace.Name), edge.WithProgress(indexing.Progress))
 

@@ -46,6 +46,7 @@ func BenchmarkSaveMemory(b *testing.B) {
 		h := harnessOn(b, conn)
 		r := h.start("")
 		st := memstore.NewStore(h.mkv, clock.System{})
+		st.SetDurable(conn.Durable)
 		e := New(r.m, nil, WithDefaultRepo("app"), WithMemoryStore(st))
 		ctx := context.Background()
 

@@ -34,6 +34,7 @@ var goldenNow = time.Date(2026, 1, 2, 10, 43, 0, 0, time.UTC)
 func startBoard(t testing.TB, conn *bus.Conn) *tasks.Board {
 	t.Helper()
 	b := tasks.NewBoard(conn.JS, nil)
+	b.SetDurable(conn.Durable) // as the daemon's: writes answered once durable
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()

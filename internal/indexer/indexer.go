@@ -102,7 +102,10 @@ func (s *Service) Run(ctx context.Context) error {
 		Consumer:    events.IndexerConsumer,
 		Concurrency: s.cfg.Concurrency,
 		MaxDeliver:  s.cfg.MaxDeliver,
-		Logger:      s.logger,
+		// Records carry the event's sequence, which orders a path's
+		// versions (SourceSeq).
+		SyncBeforeHandling: true,
+		Logger:             s.logger,
 	}, s.Handle)
 	g, gctx := errgroup.WithContext(ctx)
 	boardCtx, stopBoard := context.WithCancel(context.Background())

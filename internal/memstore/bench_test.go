@@ -19,6 +19,7 @@ func BenchmarkStorePut(b *testing.B) {
 		b.Fatal(err)
 	}
 	s := NewStore(kv, clock.System{})
+	s.SetDurable(conn.Durable)
 	now := time.Now()
 	b.Run("insert", func(b *testing.B) {
 		i := 0

@@ -27,6 +27,8 @@ import (
 type Store struct {
 	kv  jetstream.KeyValue
 	clk clock.Clock
+	// durable, if set, runs after each write (SetDurable).
+	durable func(context.Context) error
 
 	inserted, updated, skippedEqual, skippedLower, seenAgain, sameBatch, conflicts, forgotten atomic.Uint64
 }
@@ -127,6 +129,29 @@ func (s *Store) Put(ctx context.Context, rec events.MemoryRecord) (memory.Decisi
 // decision: the one written, or the one read when nothing was written. A
 // reader waiting for it sees the memory as Put left it.
 func (s *Store) PutRevision(ctx context.Context, rec events.MemoryRecord) (memory.Decision, uint64, error) {
+	d, rev, err := s.putRevision(ctx, rec)
+	if err == nil {
+		err = s.settle(ctx)
+	}
+	return d, rev, err
+}
+
+// SetDurable has every write wait for durable before it returns
+// (bus.Conn.Durable): a caller answered has its memory on disk. The
+// extractor's store has none: its worker waits once before it acks.
+func (s *Store) SetDurable(durable func(context.Context) error) { s.durable = durable }
+
+func (s *Store) settle(ctx context.Context) error {
+	if s.durable == nil {
+		return nil
+	}
+	if err := s.durable(ctx); err != nil {
+		return fmt.Errorf("memstore: make the write durable: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) putRevision(ctx context.Context, rec events.MemoryRecord) (memory.Decision, uint64, error) {
 	r := rec
 	r.Hash = memory.Hash(r.Content)
 	r.Extractions = 1
@@ -228,6 +253,14 @@ func (s *Store) PutRevision(ctx context.Context, rec events.MemoryRecord) (memor
 // changes nothing and returns its tombstone. The revision returned holds
 // the tombstone. A memory the bucket does not hold is ErrNotFound.
 func (s *Store) Forget(ctx context.Context, repo, hash string, at time.Time) (events.MemoryRecord, uint64, error) {
+	tomb, rev, err := s.forget(ctx, repo, hash, at)
+	if err == nil {
+		err = s.settle(ctx)
+	}
+	return tomb, rev, err
+}
+
+func (s *Store) forget(ctx context.Context, repo, hash string, at time.Time) (events.MemoryRecord, uint64, error) {
 	key := events.MemoryKey(repo, hash)
 	for range maxCASAttempts {
 		e, err := s.kv.Get(ctx, key)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,5 +174,40 @@ func TestForgetKeepsATombstoneThatPutRespects(t *testing.T) {
 	}
 	if st := s.Stats(); st.Forgotten != 2 {
 		t.Errorf("stats %+v, want 2 forgotten puts", st)
+	}
+}
+
+// A memory written is returned only once it is durable; a write that
+// cannot be made so is an error, and saving the same words again finds
+// the memory the write made.
+func TestStoreWritesReturnOnlyOnceDurable(t *testing.T) {
+	s := newStore(t, nil)
+	var syncs atomic.Int32
+	var failing atomic.Bool
+	s.SetDurable(func(context.Context) error {
+		syncs.Add(1)
+		if failing.Load() {
+			return errors.New("no space left on device")
+		}
+		return nil
+	})
+	ctx := context.Background()
+	failing.Store(true)
+	if _, err := s.Put(ctx, candidate("Use Badger for the edge store.", 0.6, "b1", day1)); err == nil {
+		t.Fatal("a put that could not be made durable returned no error")
+	}
+	if _, _, err := s.Forget(ctx, "app", memory.Hash("Use Badger for the edge store."), day1); err == nil {
+		t.Fatal("a forget that could not be made durable returned no error")
+	}
+	failing.Store(false)
+	d, err := s.Put(ctx, candidate("Use Badger for the edge store.", 0.6, "b2", day1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Reason != ReasonForgotten {
+		t.Errorf("saved again: %s; want the tombstone the failed forget wrote", d.Reason)
+	}
+	if syncs.Load() != 3 {
+		t.Errorf("%d syncs for 3 writes", syncs.Load())
 	}
 }

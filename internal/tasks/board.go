@@ -171,6 +171,8 @@ type Board struct {
 	// beforeAtomicCommit, when set (by tests), is called with the task id
 	// of a batch's first event just before the batch's commit is sent.
 	beforeAtomicCommit func(firstTask string)
+	// durable, if set, runs before a write is answered (SetDurable).
+	durable func(context.Context) error
 }
 
 // NewBoard returns an empty Board over js. A nil logger discards.
@@ -676,8 +678,19 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 	// Every request is answered: written, refused, or found past its
 	// deadline before it was built.
 	r := <-req.done
+	if r.err == nil && b.durable != nil {
+		// Answered only once the write would survive a power cut; a
+		// retry with the same request id finds it if this fails.
+		if err := b.durable(ctx); err != nil {
+			return 0, nil, fmt.Errorf("tasks: make the write durable: %w", err)
+		}
+	}
 	return r.seq, r.prior, r.err
 }
+
+// SetDurable has every write wait for durable before it is answered
+// (bus.Conn.Durable). Set it before Run.
+func (b *Board) SetDurable(durable func(context.Context) error) { b.durable = durable }
 
 // writeOne makes one write on its own: build on the board's state,
 // publish expecting the repo's subject where that state left it, and on a

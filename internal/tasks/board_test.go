@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -580,5 +581,50 @@ func disableAtomic(t *testing.T, conn *bus.Conn) {
 	cfg.AllowAtomicPublish = false
 	if _, err := conn.JS.UpdateStream(ctxT(t), cfg); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A write is answered only once it is durable: when the store cannot be
+// synced the caller hears so, and the retry with the same request id
+// finds the write made.
+func TestWriteAnsweredOnlyOnceDurable(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := tasks.NewBoard(conn.JS, nil)
+	var syncs atomic.Int32
+	var failing atomic.Bool
+	b.SetDurable(func(context.Context) error {
+		syncs.Add(1)
+		if failing.Load() {
+			return errors.New("no space left on device")
+		}
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	create := func(current map[string]events.Task) (events.TaskEvent, error) {
+		return events.TaskEvent{Op: events.TaskCreated, Task: task("T-1")}, nil
+	}
+	if _, err := b.Append(ctxT(t), events.TaskEvent{Op: events.TaskCreated, Repo: "r", Task: task("T-0")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if syncs.Load() != 1 {
+		t.Fatalf("%d syncs for one write; want 1 before its answer", syncs.Load())
+	}
+	failing.Store(true)
+	if _, _, err := b.MutateRequest(ctxT(t), "r", "req-1", create); err == nil {
+		t.Fatal("a write that could not be made durable answered without error")
+	}
+	failing.Store(false)
+	seq, prior, err := b.MutateRequest(ctxT(t), "r", "req-1", create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prior == nil || seq == 0 {
+		t.Fatalf("the retry wrote again (seq %d, prior %v); want the first write found", seq, prior)
 	}
 }

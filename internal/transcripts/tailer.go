@@ -713,6 +713,12 @@ func (t *Tailer) publish(ctx context.Context, st *stateStore, tr *tracked, rec *
 				"path", tr.path, "repo", ev.Repo, "offset", ev.StartOffset, "lines", len(ev.Lines))
 		}
 	}
+	// The transcript is read past the batch only once the batch would
+	// survive a power cut: else the lines would be lost for good.
+	if err := t.conn.Durable(ctx); err != nil {
+		t.publishErrors.Add(1)
+		return err
+	}
 	rec.Offset, rec.PendingEnd = ev.EndOffset, 0
 	if err := st.put(tr.path, *rec); err != nil {
 		return err

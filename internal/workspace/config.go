@@ -132,8 +132,9 @@ type IngestConfig struct {
 type NATSConfig struct {
 	// URL of a NATS cluster; empty runs an embedded server.
 	URL string `toml:"url"`
-	// SyncAlways fsyncs every JetStream write before acking (embedded
-	// server). Default true; a nil pointer means default.
+	// SyncAlways makes every JetStream write durable before it is
+	// acknowledged onward (embedded server; bus.EmbeddedConfig says how).
+	// Default true; a nil pointer means default.
 	SyncAlways *bool `toml:"sync_always"`
 	// Listen is the embedded server's client address; default 127.0.0.1
 	// on a free port.

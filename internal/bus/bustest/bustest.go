@@ -27,9 +27,12 @@ func Start(t testing.TB, s bus.Settings) (*bus.Conn, *bus.Embedded) {
 	return start(t, s, false)
 }
 
-// StartDurable is Start with every write fsynced before it is
-// acknowledged, as `cue up` runs by default: for benchmarks whose figure
-// includes a durable write.
+// StartDurable is Start with every write made durable before it is
+// acknowledged onward, as `cue up` runs by default: the server syncs
+// each write, or the connection syncs the store (Conn.Durable) where the
+// system can. For benchmarks whose figure includes a durable write;
+// boards and memory stores they build take conn.Durable as the daemon's
+// do.
 func StartDurable(t testing.TB, s bus.Settings) (*bus.Conn, *bus.Embedded) {
 	t.Helper()
 	return start(t, s, true)
@@ -62,6 +65,7 @@ func startIn(t testing.TB, dir string, s bus.Settings, syncAlways bool) (*bus.Co
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
+	conn.SetDurable(srv.Durable())
 	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,7 @@
+//go:build unix
+
+package bench
+
+import "syscall"
+
+func syncDisks() { syscall.Sync() }
