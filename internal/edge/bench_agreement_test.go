@@ -31,7 +31,8 @@ func BenchmarkStartComparison(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		sample, n, err := m.disagreement(ctx, kv)
+		entries, err := bucketEntries(ctx, kv)
+		sample, n, err := m.disagreement(ctx, kv, entries, err)
 		if err != nil || n != 0 {
 			b.Fatalf("%d documents disagree (%v), %v", n, sample, err)
 		}

@@ -388,25 +388,39 @@ func (m *Materialiser) rebuild() error {
 	start := time.Now()
 	// A clean stop left the keyword index beside the store: if it is of
 	// the store's revision and holds exactly its documents, nothing needs
-	// analysing again.
-	fromSnapshot := m.loadSnapshot(rev)
-	indexed, missing := 0, 0
+	// analysing again. It loads while the documents are read.
+	snapshot := make(chan bool, 1)
+	go func() { snapshot <- m.loadSnapshot(rev) }()
+	var indexedKeys []string
 	m.loading("reading the stored documents", 0)
-	err = m.store.ForEach(func(d Doc) error {
+	err = forEachPrepared(m.store, m.memDoc, func(d *doc) error {
 		if n := len(m.docs); n%1000 == 0 && n > 0 {
 			m.loading("reading the stored documents", n)
 		}
-		if d.Record.Skip == nil {
-			indexed++
-			if fromSnapshot && !m.index.Has(d.Key) {
+		if d.rec.Skip == nil {
+			indexedKeys = append(indexedKeys, d.key)
+		}
+		m.putLocked(d.key, d)
+		return nil
+	})
+	fromSnapshot := <-snapshot
+	if err != nil {
+		return err
+	}
+	// The paths' keys in the order of the store, as a sequential read
+	// left them.
+	for _, keys := range m.byPath {
+		if len(keys) > 1 {
+			slices.Sort(keys)
+		}
+	}
+	indexed, missing := len(indexedKeys), 0
+	if fromSnapshot {
+		for _, key := range indexedKeys {
+			if !m.index.Has(key) {
 				missing++
 			}
 		}
-		m.putLocked(d.Key, m.memDoc(d))
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	if fromSnapshot && (missing > 0 || m.index.Len() != indexed) {
 		m.logger.Warn("the saved keyword index does not match the store; rebuilding it", "store_docs", indexed, "index_docs", m.index.Len(), "missing", missing)
@@ -1357,14 +1371,27 @@ func OpenOnWith(ctx context.Context, js jetstream.JetStream, dir string, opts Op
 	if cfg.Sources, err = ReadSources(ctx, js, buckets...); err != nil {
 		return nil, err
 	}
+	// The bucket's keys are read while the store opens: both take a
+	// read of every document, the server's and ours.
+	type reading struct {
+		entries map[string]latest
+		err     error
+	}
+	bucket := make(chan reading, 1)
+	go func() {
+		entries, err := bucketEntries(ctx, docs)
+		bucket <- reading{entries, err}
+	}()
 	m, err := Open(cfg)
 	if err != nil {
+		<-bucket
 		return nil, err
 	}
 	// The store's checks find damaged files, not a store that is sound
 	// but holds other documents than the bucket (lost writes, a restored
 	// copy): compare before serving anything.
-	sample, n, err := m.disagreement(ctx, docs)
+	read := <-bucket
+	sample, n, err := m.disagreement(ctx, docs, read.entries, read.err)
 	switch {
 	case err != nil:
 		m.logger.Warn("the edge's store could not be compared with cue_docs; serving it as it is", "err", err)

@@ -189,28 +189,43 @@ const bucketAgreementWait = 30 * time.Second
 // (deleted, undecodable, not a document's key). It returns up to a few
 // of their keys and how many there are; a bucket that cannot be read
 // gives 0 and the error.
-func (m *Materialiser) disagreement(ctx context.Context, kv jetstream.KeyValue) (sample []string, n int, err error) {
+// latest is a key's last entry in the bucket.
+type latest struct {
+	rev     uint64
+	removed bool
+}
+
+// bucketEntries reads the last entry of every key of kv (their metadata
+// only), within bucketAgreementWait.
+func bucketEntries(ctx context.Context, kv jetstream.KeyValue) (map[string]latest, error) {
 	ctx, cancel := context.WithTimeout(ctx, bucketAgreementWait)
 	defer cancel()
 	w, err := kv.WatchAll(ctx, jetstream.MetaOnly())
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer w.Stop()
-	type entry struct {
-		rev     uint64
-		removed bool
-	}
-	latest := map[string]entry{}
+	entries := map[string]latest{}
 	for e := range w.Updates() {
 		if e == nil {
 			break // the initial values are all in
 		}
-		latest[e.Key()] = entry{e.Revision(), e.Operation() != jetstream.KeyValuePut}
+		entries[e.Key()] = latest{e.Revision(), e.Operation() != jetstream.KeyValuePut}
 	}
 	if ctx.Err() != nil {
-		return nil, 0, ctx.Err()
+		return nil, ctx.Err()
 	}
+	return entries, nil
+}
+
+// disagreement compares the store with bucketEntries' reading of kv
+// (entries, or the error it met).
+func (m *Materialiser) disagreement(ctx context.Context, kv jetstream.KeyValue, latest map[string]latest, err error) (sample []string, n int, _ error) {
+	if err != nil {
+		return nil, 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, bucketAgreementWait)
+	defer cancel()
 	m.mu.RLock()
 	upTo := m.rev
 	held := make(map[string]uint64, len(m.docs))

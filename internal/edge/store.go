@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/klauspost/compress/s2"
@@ -325,4 +327,77 @@ func (s *Store) Close() error {
 		return fmt.Errorf("edge: sync store: %w", syncErr)
 	}
 	return nil
+}
+
+// forEachPrepared is ForEach with each document decoded, and made into
+// a T by prepare, on every CPU while this goroutine reads the store: a
+// start reads every document, and decoding them one at a time took most
+// of a restart. fn still sees one document at a time, in no set order.
+// prepare must be safe to run concurrently.
+func forEachPrepared[T any](s *Store, prepare func(Doc) T, fn func(T) error) error {
+	type result struct {
+		v   T
+		err error
+	}
+	type stored struct{ key, value []byte }
+	raw := make(chan stored, 256)
+	out := make(chan result, 256)
+	stop := make(chan struct{})
+	var readErr error
+	go func() {
+		defer close(raw)
+		readErr = s.db.View(func(txn *badger.Txn) error {
+			opts := badger.DefaultIteratorOptions
+			opts.Prefix = docPrefix
+			opts.PrefetchSize = 256
+			it := txn.NewIterator(opts)
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				v, err := it.Item().ValueCopy(nil)
+				if err != nil {
+					return fmt.Errorf("edge: read stored %s (remove the store directory to rebuild): %w", it.Item().Key(), err)
+				}
+				select {
+				case raw <- stored{it.Item().KeyCopy(nil), v}:
+				case <-stop:
+					return nil
+				}
+			}
+			return nil
+		})
+	}()
+	var decoders sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		decoders.Go(func() {
+			for r := range raw {
+				var d Doc
+				if err := decodeDoc(r.value, &d); err != nil {
+					out <- result{err: fmt.Errorf("edge: decode stored %s (remove the store directory to rebuild): %w", r.key, err)}
+					continue
+				}
+				out <- result{v: prepare(d)}
+			}
+		})
+	}
+	go func() {
+		decoders.Wait()
+		close(out)
+	}()
+	var firstErr error
+	for r := range out {
+		if firstErr != nil {
+			continue // drain, so that every goroutine ends
+		}
+		firstErr = r.err
+		if firstErr == nil {
+			firstErr = fn(r.v)
+		}
+		if firstErr != nil {
+			close(stop)
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	return readErr
 }

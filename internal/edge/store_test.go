@@ -104,3 +104,61 @@ func TestStoredDocumentsAreCompressedAndPlainOnesStillRead(t *testing.T) {
 	}
 	s.Close()
 }
+
+// forEachPrepared hands every stored document to fn once, however many
+// goroutines decode them; an error from fn, or a document that cannot be
+// decoded, stops the read and is returned.
+func TestForEachPreparedReadsEveryDocumentOnce(t *testing.T) {
+	s, err := OpenStore(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 1200
+	var changes []Change
+	for i := range n {
+		key := fmt.Sprintf("app.d%04d", i)
+		rec := mdRecord("app", fmt.Sprintf("d%04d.md", i), fmt.Sprintf("# D%d\nbody", i), nil)
+		changes = append(changes, Change{Key: key, Rev: uint64(i + 1), Doc: &Doc{Key: key, Rev: uint64(i + 1), Record: rec}})
+	}
+	if err := s.Apply(changes); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	err = forEachPrepared(s, func(d Doc) string { return d.Key + "@" + d.Record.Path }, func(v string) error {
+		seen[v]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Fatalf("%d documents seen, want %d", len(seen), n)
+	}
+	for v, c := range seen {
+		if c != 1 || !strings.HasPrefix(v, "app.d") {
+			t.Fatalf("%s seen %d times", v, c)
+		}
+	}
+
+	calls := 0
+	err = forEachPrepared(s, func(d Doc) string { return d.Key }, func(string) error {
+		if calls++; calls == 10 {
+			return fmt.Errorf("enough")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "enough" || calls != 10 {
+		t.Fatalf("after fn failed: err %v, %d calls; want fn's error after 10", err, calls)
+	}
+
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(append(docPrefix[:len(docPrefix):len(docPrefix)], "app.broken"...), []byte("{not json"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = forEachPrepared(s, func(d Doc) string { return d.Key }, func(string) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "app.broken") || !strings.Contains(err.Error(), "remove the store directory") {
+		t.Fatalf("an undecodable document: %v; want an error naming the remedy", err)
+	}
+}
