@@ -473,7 +473,8 @@ debounce = "500ms"
 [nats]
 # Empty: run an embedded NATS server in the workspace cache.
 url = ""
-# fsync every JetStream write before acknowledging it.
+# Every JetStream write on disk before anything acknowledges it onward
+# (off: a crash of the process still loses nothing, a power cut may).
 sync_always = true
 # Join a team cluster as a leaf node, e.g.
 # ["nats-leaf://laptop:PASSWORD@nats.team:7422"]: this workspace's files
