@@ -298,6 +298,18 @@ func (s *Store) Content(key string) (content string, rev uint64, ok bool, err er
 // ForEach calls fn with every stored document in key order and stops at
 // the first error, which it returns.
 func (s *Store) ForEach(fn func(Doc) error) error {
+	return s.eachStored(func(item *badger.Item) error {
+		var doc Doc
+		if err := item.Value(func(v []byte) error { return decodeDoc(v, &doc) }); err != nil {
+			return fmt.Errorf("edge: decode stored %s (remove the store directory to rebuild): %w", item.Key(), err)
+		}
+		return fn(doc)
+	})
+}
+
+// eachStored calls fn with every stored document's item in key order
+// and stops at the first error, which it returns.
+func (s *Store) eachStored(fn func(*badger.Item) error) error {
 	return s.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = docPrefix
@@ -305,11 +317,7 @@ func (s *Store) ForEach(fn func(Doc) error) error {
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			var doc Doc
-			if err := it.Item().Value(func(v []byte) error { return decodeDoc(v, &doc) }); err != nil {
-				return fmt.Errorf("edge: decode stored %s (remove the store directory to rebuild): %w", it.Item().Key(), err)
-			}
-			if err := fn(doc); err != nil {
+			if err := fn(it.Item()); err != nil {
 				return err
 			}
 		}
@@ -329,6 +337,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// errStopped ends a read whose reader stopped listening.
+var errStopped = errors.New("edge: read stopped")
+
 // forEachPrepared is ForEach with each document decoded, and made into
 // a T by prepare, on every CPU while this goroutine reads the store: a
 // start reads every document, and decoding them one at a time took most
@@ -346,25 +357,21 @@ func forEachPrepared[T any](s *Store, prepare func(Doc) T, fn func(T) error) err
 	var readErr error
 	go func() {
 		defer close(raw)
-		readErr = s.db.View(func(txn *badger.Txn) error {
-			opts := badger.DefaultIteratorOptions
-			opts.Prefix = docPrefix
-			opts.PrefetchSize = 256
-			it := txn.NewIterator(opts)
-			defer it.Close()
-			for it.Rewind(); it.Valid(); it.Next() {
-				v, err := it.Item().ValueCopy(nil)
-				if err != nil {
-					return fmt.Errorf("edge: read stored %s (remove the store directory to rebuild): %w", it.Item().Key(), err)
-				}
-				select {
-				case raw <- stored{it.Item().KeyCopy(nil), v}:
-				case <-stop:
-					return nil
-				}
+		readErr = s.eachStored(func(item *badger.Item) error {
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return fmt.Errorf("edge: read stored %s (remove the store directory to rebuild): %w", item.Key(), err)
 			}
-			return nil
+			select {
+			case raw <- stored{item.KeyCopy(nil), v}:
+				return nil
+			case <-stop:
+				return errStopped
+			}
 		})
+		if errors.Is(readErr, errStopped) {
+			readErr = nil
+		}
 	}()
 	var decoders sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
