@@ -24,6 +24,10 @@ type SharedBudget struct {
 	budget resilience.Budget
 	clk    clock.Clock
 	logger *slog.Logger
+	// durable, if set, runs after a reservation is written and before the
+	// call it pays for is allowed: spend the store lost would be spent
+	// twice (bus.Conn.Durable).
+	durable func(context.Context) error
 
 	alerts [3]atomic.Uint64 // 70, 90, 100 %
 }
@@ -120,6 +124,9 @@ func (b *SharedBudget) Reserve(ctx context.Context, estimateMicros int64) (Reser
 		st.Calls++
 		return true, nil
 	})
+	if err == nil && dec.Allowed && b.durable != nil {
+		err = b.durable(ctx)
+	}
 	if err != nil {
 		return Reservation{}, resilience.BudgetDecision{}, fmt.Errorf("extractor: reserve %d µ$: %w", estimateMicros, err)
 	}

@@ -2,6 +2,7 @@ package extractor
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -276,5 +277,28 @@ func TestSharedProjectorThrottlesOnTheWindow(t *testing.T) {
 	}
 	if _, err := kv.Get(ctx, events.TokensKey("ollama")); !isNotFound(err) {
 		t.Fatalf("unlimited provider wrote its usage: %v", err)
+	}
+}
+
+// A reservation allows its call only once it would survive a power cut;
+// one that cannot be made durable refuses the call and stays charged.
+func TestReservationAllowsItsCallOnlyOnceDurable(t *testing.T) {
+	kv := budgetKV(t)
+	b := newBudget(t, kv, 1, clock.NewDeterministic(day1))
+	syncs := 0
+	b.durable = func(context.Context) error {
+		if syncs++; syncs == 1 {
+			return errors.New("no space left on device")
+		}
+		return nil
+	}
+	if _, _, err := b.Reserve(context.Background(), 100_000); err == nil {
+		t.Fatal("a reservation that could not be made durable allowed its call")
+	}
+	if st := state(t, b, day1); st.SpentMicros != 100_000 {
+		t.Fatalf("spent %d µ$ after the failed reservation; it stays charged (100000)", st.SpentMicros)
+	}
+	if _, d := reserve(t, b, 100_000); !d.Allowed || syncs != 2 {
+		t.Fatalf("the next reservation: allowed %v after %d syncs", d.Allowed, syncs)
 	}
 }

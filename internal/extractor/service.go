@@ -113,6 +113,7 @@ func New(conn *bus.Conn, ext llm.Extractor, cfg Config, logger *slog.Logger) (*S
 	if s.budget, err = NewSharedBudget(budgetKV, cfg.DailyUSD, cfg.Clock, s.logger); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
+	s.budget.durable = conn.Durable
 	provider := ""
 	if ext != nil {
 		provider = ext.Provider()
