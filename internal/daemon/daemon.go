@@ -123,6 +123,11 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	// Until it is ready, the daemon says what it is doing where `cue up
 	// --detach` and `cue mcp`, waiting for it, can show the user.
+	// The heap is bounded before the stores open: loading a large
+	// workspace's index at start makes as much garbage as indexing it.
+	stopHeapLimits := limitHeapFromStart(ctx, log)
+	defer stopHeapLimits()
+
 	starting := newStartProgress(ws, log)
 	defer ws.RemoveStarting()
 	starting.say("starting the NATS server")
@@ -432,12 +437,6 @@ func Run(ctx context.Context, o Options) (err error) {
 		gate.AfterBursts(ctx, 2*time.Second, 200, returnMemory)
 		return nil
 	})
-	if os.Getenv("GOMEMLIMIT") == "" {
-		g.Start("memory-limit", func(ctx context.Context) error {
-			limitHeap(ctx, log)
-			return nil
-		})
-	}
 	g.Start("indexing-progress", indexing.Run)
 	queryReady := make(chan struct{})
 	g.Start("query", func(ctx context.Context) error {
@@ -692,21 +691,70 @@ const (
 	heapLimitEvery = 2 * time.Second
 )
 
-// limitHeap keeps the Go runtime's soft memory limit at the larger of
-// heapFloor and the live heap plus heapGrowthPct, until ctx ends.
-func limitHeap(ctx context.Context, log *slog.Logger) {
+// gcPercent is the garbage collector's target while the daemon runs:
+// the heap may grow to three times its live size before a collection,
+// where Go's default is twice, but never past the limit limitHeap keeps.
+// Indexing makes garbage fast and the daemon is CPU-bound while it does:
+// at the default, collections took a tenth of its CPU; at 200, indexing
+// 5,000 Go files went from 573-599 to 632-658 files/s with the same peak
+// RSS (the limit binds first). A small workspace's heap stays small
+// either way.
+const gcPercent = 200
+
+// limitHeapFromStart sets the garbage collector's target and, unless the
+// user set GOGC or GOMEMLIMIT, keeps the memory limit in step with the
+// live heap (limitHeap) until the returned stop is called, which also
+// restores the runtime's earlier settings.
+func limitHeapFromStart(ctx context.Context, log *slog.Logger) (stop func()) {
+	var undo []func()
+	if os.Getenv("GOGC") == "" {
+		before := debug.SetGCPercent(gcPercent)
+		undo = append(undo, func() { debug.SetGCPercent(before) })
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The first limit is set before returning, so the stores opened
+		// next are under it.
+		first := heapLimit()
+		before := debug.SetMemoryLimit(first)
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			limitHeap(ctx, log, first)
+		}()
+		undo = append(undo, func() {
+			cancel()
+			<-done
+			debug.SetMemoryLimit(before)
+		})
+	}
+	return func() {
+		for _, u := range undo {
+			u()
+		}
+	}
+}
+
+// heapLimit is the larger of heapFloor and the live heap plus
+// heapGrowthPct.
+func heapLimit() int64 {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	live := int64(sample[0].Value.Uint64())
+	return max(heapFloor, live+live*heapGrowthPct/100)
+}
+
+// limitHeap keeps the Go runtime's soft memory limit at heapLimit, set
+// (the limit in force, or 0 for none yet) moving with it, until ctx ends.
+func limitHeap(ctx context.Context, log *slog.Logger, set int64) {
 	t := time.NewTicker(heapLimitEvery)
 	defer t.Stop()
-	set := int64(0)
 	for {
-		metrics.Read(sample)
-		live := int64(sample[0].Value.Uint64())
-		limit := max(heapFloor, live+live*heapGrowthPct/100)
+		limit := heapLimit()
 		// Only moves of a tenth or more: each one is a runtime call.
 		if set == 0 || limit > set+set/10 || limit < set-set/10 {
 			debug.SetMemoryLimit(limit)
-			log.Debug("heap limit", "limit_mib", limit>>20, "live_mib", live>>20)
+			log.Debug("heap limit", "limit_mib", limit>>20)
 			set = limit
 		}
 		select {

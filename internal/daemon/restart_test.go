@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -67,7 +68,7 @@ func TestHeapLimitFollowsTheLiveHeapAboveAFloor(t *testing.T) {
 	defer debug.SetMemoryLimit(before)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // one setting, then return
-	limitHeap(ctx, slog.New(slog.DiscardHandler))
+	limitHeap(ctx, slog.New(slog.DiscardHandler), 0)
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(sample)
 	live := int64(sample[0].Value.Uint64())
@@ -75,4 +76,40 @@ func TestHeapLimitFollowsTheLiveHeapAboveAFloor(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got < int64(heapFloor) || got > want+want/10 {
 		t.Fatalf("memory limit %d MiB; live heap %d MiB, floor %d MiB", got>>20, live>>20, heapFloor>>20)
 	}
+}
+
+func TestHeapSettingsHoldWhileTheDaemonRunsAndAreRestoredAfter(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	const outside = 150
+	defer debug.SetGCPercent(debug.SetGCPercent(outside))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+
+	stop := limitHeapFromStart(context.Background(), slog.New(slog.DiscardHandler))
+	if got := debug.SetGCPercent(gcPercent); got != gcPercent {
+		t.Errorf("GC percent %d while running, want %d", got, gcPercent)
+	}
+	// The limit is set at once, not at limitHeap's first tick.
+	if got := debug.SetMemoryLimit(-1); got < int64(heapFloor) || got == math.MaxInt64 {
+		t.Errorf("memory limit %d while running, want at least the floor %d", got, int64(heapFloor))
+	}
+	stop()
+	if got := debug.SetGCPercent(outside); got != outside {
+		t.Errorf("GC percent %d after stop, want the earlier %d", got, outside)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit %d after stop, want the earlier setting", got)
+	}
+
+	// A user's GOGC or GOMEMLIMIT is theirs.
+	t.Setenv("GOGC", "100")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	stop = limitHeapFromStart(context.Background(), slog.New(slog.DiscardHandler))
+	if got := debug.SetGCPercent(outside); got != outside {
+		t.Errorf("GC percent %d under GOGC=100, want it untouched (%d)", got, outside)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit %d under GOMEMLIMIT, want it untouched", got)
+	}
+	stop()
 }
