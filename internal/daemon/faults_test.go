@@ -77,6 +77,10 @@ func TestFaultSuite(t *testing.T) {
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, edgeTable(t, ws))
 			}, false},
+		{"edge value log garbled", "edge store moved aside and replayed from cue_docs",
+			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
+				garble(t, largestFile(t, ws.StateDir("edge"), "*.vlog"), 0.5)
+			}, false},
 		{"edge store lost a document, tables sound", "store compared with cue_docs at start, moved aside and replayed",
 			[]string{"holds documents otherwise than cue_docs"}, func(t *testing.T, ws *workspace.Workspace) {
 				loseEdgeDocument(t, ws, "docs/topic03.md")
@@ -188,6 +192,18 @@ func faultWorkspace(t *testing.T, root string) map[string]string {
 		files[fmt.Sprintf("docs/topic%02d.md", i)] = fmt.Sprintf("# Topic %d\n\nThe word harrier%02d names this topic.\n", i, i)
 		files[fmt.Sprintf("pkg/unit%02d.go", i)] = fmt.Sprintf("package pkg\n\n// Unit%02d does its part.\nfunc Unit%02d() int { return %d }\n", i, i, i)
 	}
+	// A document too large for the edge's tables: it lives in the value
+	// log.
+	var large strings.Builder
+	large.WriteString("# Ledger\n\n")
+	for i := uint32(0); large.Len() < 150<<10; i++ {
+		// Words of pseudo-random letters, which compress little.
+		for v, k := i*2654435761, 0; k < 6; v, k = v/26, k+1 {
+			large.WriteByte(byte('a' + v%26))
+		}
+		large.WriteByte(' ')
+	}
+	files["docs/ledger.md"] = large.String() + "end\n"
 	for p, c := range files {
 		write(t, root, p, c)
 	}
@@ -284,7 +300,7 @@ func check(n *node, root string, files map[string]string, acked []string, served
 		res, err := n.readDoc(p, "")
 		if err != nil || strings.TrimRight(res.Content, "\n") != strings.TrimRight(want, "\n") {
 			lost++
-			problems = append(problems, "file "+p)
+			problems = append(problems, fmt.Sprintf("file %s (%v, %d of %d bytes)", p, err, len(res.Content), len(want)))
 		}
 	}
 	list, err := tools.ListAllTasks(context.Background(), n.caller, tools.ListTasksArgs{})
@@ -391,16 +407,22 @@ func lastBlock(t *testing.T, ws *workspace.Workspace, stream string) string {
 // edgeTable is the largest table of the edge's store.
 func edgeTable(t *testing.T, ws *workspace.Workspace) string {
 	t.Helper()
-	tables, _ := filepath.Glob(filepath.Join(ws.StateDir("edge"), "*.sst"))
-	if len(tables) == 0 {
-		t.Fatal("the edge's store has no table")
-	}
+	return largestFile(t, ws.StateDir("edge"), "*.sst")
+}
+
+// largestFile is the largest file in dir matching pattern.
+func largestFile(t *testing.T, dir, pattern string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, pattern))
 	var best string
 	var size int64
-	for _, p := range tables {
+	for _, p := range files {
 		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
 			best, size = p, fi.Size()
 		}
+	}
+	if best == "" {
+		t.Fatalf("no non-empty %s in %s", pattern, dir)
 	}
 	return best
 }

@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,11 +15,11 @@ import (
 )
 
 // A damaged store is never served and never crashes the edge: a garbled
-// or truncated table is moved aside, with an error logged, and the edge
-// replays cue_docs into a new store, answering every document with its
-// current content.
+// or truncated table, or a garbled value log, is moved aside, with an
+// error logged, and the edge replays cue_docs into a new store, answering
+// every document with its current content.
 func TestDamagedStoreIsMovedAsideAndRebuilt(t *testing.T) {
-	for _, damage := range []string{"garbled", "truncated"} {
+	for _, damage := range []string{"garbled", "truncated", "value log garbled"} {
 		t.Run(damage, func(t *testing.T) {
 			h := newHarness(t)
 			dir := filepath.Join(t.TempDir(), "edge")
@@ -27,18 +29,32 @@ func TestDamagedStoreIsMovedAsideAndRebuilt(t *testing.T) {
 				n := strconv.Itoa(i)
 				docs = append(docs, mdRecord("app", "docs/many/note"+n+".md", "# Note "+n+"\n\nBody of note "+n+" about zanzibar.\n", nil))
 			}
+			// Documents too large for the tables live in the value log.
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := range 4 {
+				var body strings.Builder
+				fmt.Fprintf(&body, "# Large %d\n\n", i)
+				for body.Len() < 200<<10 {
+					fmt.Fprintf(&body, "w%x ", rng.Uint64())
+				}
+				docs = append(docs, mdRecord("app", fmt.Sprintf("docs/large%d.md", i), body.String()+"\n", nil))
+			}
 			r.wait(h.putAll(docs))
 			r.stop()
-			ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-			if len(ssts) == 0 {
-				t.Fatal("no table written at the stop")
+			pattern := "*.sst"
+			if damage == "value log garbled" {
+				pattern = "*.vlog"
 			}
-			for _, p := range ssts {
+			files, _ := filepath.Glob(filepath.Join(dir, pattern))
+			if len(files) == 0 {
+				t.Fatalf("no %s written at the stop", pattern)
+			}
+			for _, p := range files {
 				b, err := os.ReadFile(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if damage == "garbled" {
+				if damage != "truncated" {
 					for i := len(b) / 3; i < min(len(b)/3+4096, len(b)); i++ {
 						b[i] ^= 0x5a
 					}

@@ -312,17 +312,26 @@ type Materialiser struct {
 // Call Run to follow cue_docs, or Close if Run is never called.
 func Open(cfg Config) (*Materialiser, error) {
 	cfg.setDefaults()
-	store, err := OpenStore(cfg.Dir, cfg.Logger)
-	if errors.Is(err, localdb.ErrDamaged) {
+	m, err := open(cfg)
+	if errors.Is(err, localdb.ErrDamaged) && cfg.Dir != "" {
 		// The store is derived from cue_docs: move the damaged one aside
-		// and replay the bucket into a new one.
+		// and replay the bucket into a new one. Damage shows either in a
+		// table, checked before the store opens, or in a document that
+		// cannot be read back (a value log cut short or garbled) while
+		// every document is loaded.
 		aside, rerr := localdb.MoveAside(cfg.Dir)
 		if rerr != nil {
 			return nil, fmt.Errorf("%w (moving it aside failed: %v; remove %s to rebuild it from JetStream)", err, rerr, cfg.Dir)
 		}
 		cfg.Logger.Error("the edge's store is damaged; moved it aside, rebuilding it from cue_docs", "err", err, "moved_to", aside)
-		store, err = OpenStore(cfg.Dir, cfg.Logger)
+		m, err = open(cfg)
 	}
+	return m, err
+}
+
+// open is Open of the store as it is found.
+func open(cfg Config) (*Materialiser, error) {
+	store, err := OpenStore(cfg.Dir, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -273,12 +273,23 @@ func (s *Store) decodeStored(key string, into any) (ok bool, err error) {
 			return err
 		}
 		ok = true
-		return item.Value(func(v []byte) error { return decodeDoc(v, into) })
+		if err := item.Value(func(v []byte) error { return decodeDoc(v, into) }); err != nil {
+			return storedDamage(item.Key(), err)
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("edge: read %s from store: %w", key, err)
 	}
 	return ok, nil
+}
+
+// storedDamage is the error of a stored document that cannot be read
+// back or decoded: Badger checks what it reads against its checksums, so
+// the store is damaged (a value log cut short or garbled). The edge's
+// start reads every document and rebuilds a damaged store (Open).
+func storedDamage(key []byte, err error) error {
+	return fmt.Errorf("edge: stored %s: %w: %v (restart the edge to rebuild its store from cue_docs)", key, localdb.ErrDamaged, err)
 }
 
 // Content returns the content and revision of key's stored document; ok
@@ -301,7 +312,7 @@ func (s *Store) ForEach(fn func(Doc) error) error {
 	return s.eachStored(func(item *badger.Item) error {
 		var doc Doc
 		if err := item.Value(func(v []byte) error { return decodeDoc(v, &doc) }); err != nil {
-			return fmt.Errorf("edge: decode stored %s (remove the store directory to rebuild): %w", item.Key(), err)
+			return storedDamage(item.Key(), err)
 		}
 		return fn(doc)
 	})
@@ -360,7 +371,7 @@ func forEachPrepared[T any](s *Store, prepare func(Doc) T, fn func(T) error) err
 		readErr = s.eachStored(func(item *badger.Item) error {
 			v, err := item.ValueCopy(nil)
 			if err != nil {
-				return fmt.Errorf("edge: read stored %s (remove the store directory to rebuild): %w", item.Key(), err)
+				return storedDamage(item.Key(), err)
 			}
 			select {
 			case raw <- stored{item.KeyCopy(nil), v}:
@@ -379,7 +390,7 @@ func forEachPrepared[T any](s *Store, prepare func(Doc) T, fn func(T) error) err
 			for r := range raw {
 				var d Doc
 				if err := decodeDoc(r.value, &d); err != nil {
-					out <- result{err: fmt.Errorf("edge: decode stored %s (remove the store directory to rebuild): %w", r.key, err)}
+					out <- result{err: storedDamage(r.key, err)}
 					continue
 				}
 				out <- result{v: prepare(d)}

@@ -2,11 +2,14 @@ package edge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/cuedeck/cuedeck/internal/localdb"
 )
 
 func TestStoreAppliesAcrossTransactions(t *testing.T) {
@@ -158,7 +161,7 @@ func TestForEachPreparedReadsEveryDocumentOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = forEachPrepared(s, func(d Doc) string { return d.Key }, func(string) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "app.broken") || !strings.Contains(err.Error(), "remove the store directory") {
-		t.Fatalf("an undecodable document: %v; want an error naming the remedy", err)
+	if err == nil || !strings.Contains(err.Error(), "app.broken") || !strings.Contains(err.Error(), "rebuild its store") || !errors.Is(err, localdb.ErrDamaged) {
+		t.Fatalf("an undecodable document: %v; want the store's damage, naming the remedy", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // Options are Badger's defaults for dir with small memtables and caches,
@@ -36,6 +37,12 @@ func Options(dir string, logger *slog.Logger) badger.Options {
 		WithValueLogFileSize(64 << 20).
 		WithNumVersionsToKeep(1).
 		WithNumCompactors(2).
+		// A garbled block or value is an error, never data: without the
+		// checks Badger serves what it reads, and compacts a garbled
+		// table into a new one with good checksums. Each costs a CRC of
+		// what is read from disk (the caches hold checked data).
+		WithChecksumVerificationMode(options.OnBlockRead).
+		WithVerifyValueChecksum(true).
 		WithLogger(badgerLogger{logger})
 }
 
