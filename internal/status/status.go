@@ -52,9 +52,10 @@ type Report struct {
 // FileProgress is how far indexing got: the files ingest found, those
 // indexed or skipped, and those still to come.
 type FileProgress struct {
-	// Seen is the files ingest's latest scans found, plus what is
-	// recorded of repos without a scan report; without any scan report,
-	// the files indexed, skipped and pending.
+	// Seen is the files ingest's latest scans found (at least those
+	// indexed and skipped since), plus what is recorded of repos without
+	// a scan report; without any scan report, the files indexed, skipped
+	// and pending.
 	Seen    int `json:"seen"`
 	Indexed int `json:"indexed"`
 	Skipped int `json:"skipped"`
@@ -289,10 +290,14 @@ func collectScans(ctx context.Context, js jetstream.JetStream, r *Report) error 
 	if c := r.consumer(events.IngestStream, events.IndexerConsumer); c != nil {
 		f.Pending += c.backlog()
 	}
-	for _, rr := range r.Repos {
+	for i := range r.Repos {
+		rr := &r.Repos[i]
 		f.Indexed += rr.Indexed
 		f.Skipped += len(rr.Skipped)
 		if _, ok := scans[rr.Repo]; ok {
+			// Files added since the scan are indexed as they come and
+			// counted by the next scan only: never fewer seen than known.
+			rr.Seen = max(rr.Seen, rr.Indexed+len(rr.Skipped))
 			f.Seen += rr.Seen
 		} else {
 			f.Seen += rr.Indexed + len(rr.Skipped)

@@ -319,3 +319,38 @@ func TestRateAndETA(t *testing.T) {
 		t.Errorf("no rate and ETA:\n%s", out.String())
 	}
 }
+
+// Files added under a running daemon are indexed as they come, and the
+// last scan's count knows nothing of them: seen is never fewer than the
+// files indexed and skipped.
+func TestSeenCountsFilesIndexedSinceTheScan(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx := context.Background()
+	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	recs := []events.DocRecord{{Path: "img/a.png", Skip: &events.Skip{Reason: events.SkipBinary}}}
+	for i := range 4 {
+		recs = append(recs, events.DocRecord{Path: fmt.Sprintf("docs/p%d.md", i), SHA256: strings.Repeat("a", 64), Kind: events.DocMarkdown, Content: "x"})
+	}
+	for _, rec := range recs {
+		rec.Repo = "site"
+		data, err := events.Encode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := docs.Put(ctx, events.DocKey(rec.Repo, rec.Path), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scans, _ := conn.JS.KeyValue(ctx, events.ScansBucket)
+	b, _ := json.Marshal(events.ScanProgress{Repo: "site", Files: 2, Handled: 2})
+	if _, err := scans.Put(ctx, "site", b); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Collect(ctx, conn.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repos) != 1 || rep.Repos[0].Seen != 5 || rep.Files.Seen != 5 {
+		t.Fatalf("seen: repos %+v, files %+v; want 5 (4 indexed, 1 skipped, where the scan found 2)", rep.Repos, rep.Files)
+	}
+}
