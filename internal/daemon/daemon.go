@@ -121,13 +121,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 
-	// Until it is ready, the daemon says what it is doing where `cue up
-	// --detach` and `cue mcp`, waiting for it, can show the user.
 	// The heap is bounded before the stores open: loading a large
 	// workspace's index at start makes as much garbage as indexing it.
 	stopHeapLimits := limitHeapFromStart(ctx, log)
 	defer stopHeapLimits()
 
+	// Until it is ready, the daemon says what it is doing where `cue up
+	// --detach` and `cue mcp`, waiting for it, can show the user.
 	starting := newStartProgress(ws, log)
 	defer ws.RemoveStarting()
 	starting.say("starting the NATS server")
