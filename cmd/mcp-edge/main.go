@@ -114,7 +114,9 @@ func run() error {
 	}
 	// read_context says how far indexing got while files are still to come.
 	indexing := telemetry.NewIndexing(conn.JS, mat, telemetry.IndexingOptions{Logger: log})
-	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithMemoryStore(memories), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo), cache,
+	// The edges sharing a repo forward its task writes to one of them.
+	writers := edge.NewTaskWriters(conn.NC, conn.JS, log)
+	edg := edge.New(mat, log, edge.WithBoard(board), edge.WithMemoryStore(memories), edge.WithTaskWriters(writers), edge.WithActor("mcp-edge@"+host), edge.WithDefaultRepo(*defaultRepo), cache,
 		edge.WithProgress(indexing.Progress))
 	// Both transports answer through one instrumented caller, so the
 	// metrics count every call whichever way it came, the rate limits'
@@ -130,6 +132,7 @@ func run() error {
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
+	g.Start("task-writers", func(ctx context.Context) error { return writers.Run(ctx, edg.Forwarded) })
 	g.Start("lag-monitor", mon.Run)
 	g.Start("indexing-progress", indexing.Run)
 	g.Start("query", func(ctx context.Context) error {

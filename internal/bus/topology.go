@@ -185,6 +185,16 @@ func DeclaredTopology(s Settings) Topology {
 				Replicas:    s.Replicas,
 			},
 			{
+				Bucket:      events.TaskWritersBucket,
+				Description: "which edge writes each repo's tasks: a lease the holder renews, so the edges of a team forward task writes to one writer instead of racing",
+				History:     1,
+				TTL:         events.TaskWriterLease,
+				// A lease outlives nothing: when the server that held it
+				// restarts, the edges elect a writer again.
+				Storage:  jetstream.MemoryStorage,
+				Replicas: s.Replicas,
+			},
+			{
 				Bucket:      events.BudgetBucket,
 				Description: "the extractors' shared daily LLM spend and token usage, updated with compare-and-set",
 				History:     1,

@@ -352,7 +352,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	memories.SetDurable(conn.Durable)
-	edg := edge.New(mat, log.With("role", "edge"), edge.WithBoard(board), edge.WithMemoryStore(memories),
+	// Edges of one team that share a repo's tasks forward their writes to
+	// one of them; a lone daemon holds the lease itself.
+	writers := edge.NewTaskWriters(conn.NC, conn.JS, log.With("role", "tasks"))
+	edg := edge.New(mat, log.With("role", "edge"), edge.WithBoard(board), edge.WithMemoryStore(memories), edge.WithTaskWriters(writers),
 		edge.WithActor("cue-daemon"), edge.WithDefaultRepo(cfg.Workspace.Name), edge.WithProgress(indexing.Progress))
 
 	var httpLn net.Listener
@@ -429,6 +432,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)
+	// Stopped after the query service, before the board: forwarded
+	// writes still in flight are made and answered.
+	g.Start("task-writers", func(ctx context.Context) error { return writers.Run(ctx, edg.Forwarded) })
 	g.Start("lag-monitor", mon.Run)
 	if guard != nil {
 		g.Start("disk-guard", guard.Run)

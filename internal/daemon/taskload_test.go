@@ -255,6 +255,44 @@ func TestConcurrentTaskWritesNeverFail(t *testing.T) {
 	checkExactlyOnce(t, n.conn.JS, l)
 }
 
+// The same through two daemons on one NATS server, whose edges share the
+// calls: one edge writes the repo's tasks, and every acknowledged write,
+// forwarded or not, is in the log once.
+func TestConcurrentTaskWritesOfTwoEdgesNeverFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a load run")
+	}
+	conn, srv := bustest.Start(t, bus.Settings{})
+	var prefix string
+	for range 2 {
+		root := t.TempDir()
+		write(t, root, "a.md", "# A\n")
+		n := startNode(t, root, func(cfg *workspace.Config) {
+			cfg.Embed.Model = "none"
+			cfg.NATS.URL = srv.ClientURL()
+			cfg.Workspace.Name = "shared"
+		})
+		prefix = n.info.QueryPrefix
+	}
+	l := runTaskLoad(t, []string{srv.ClientURL()}, []string{prefix}, 32, 3*time.Second)
+	for what, k := range l.failures {
+		t.Errorf("%d× %s", k, what)
+	}
+	if len(l.created) == 0 {
+		t.Fatal("no task created")
+	}
+	checkExactlyOnce(t, conn.JS, l)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := conn.JS.KeyValue(ctx, events.TaskWritersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, events.TaskWriterKey("shared")); err != nil {
+		t.Fatalf("no edge holds the repo's task-writer lease: %v", err)
+	}
+}
+
 // A create_task retried with its request_id, after the client gave up
 // waiting and while other retries race it, yields one task, and every
 // retry answers with it; an update retried the same way is written once.

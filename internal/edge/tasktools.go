@@ -407,11 +407,14 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	if err != nil {
 		return nil, err
 	}
+	if out, forwarded, err := e.forwardTaskWrite(ctx, tools.CreateTask, repo, args); forwarded {
+		return out, err
+	}
 	now := e.now()
 	deps := dedupe(a.DependsOn)
 	tags := dedupe(a.Tags)
 	var created events.Task
-	_, prior, err := e.board.MutateRequest(ctx, repo, a.RequestID, func(cur map[string]events.Task) (events.TaskEvent, error) {
+	seq, prior, err := e.board.MutateRequest(ctx, repo, a.RequestID, func(cur map[string]events.Task) (events.TaskEvent, error) {
 		id := tasks.NewID(now, a.Title, func(id string) bool { _, ok := cur[id]; return ok })
 		if err := tasks.CheckDependencies(cur, id, deps); err != nil {
 			return events.TaskEvent{}, err
@@ -421,7 +424,7 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 			Assignee: a.Assignee, Tags: tags, DependsOn: deps,
 			Created: now, Updated: now, Path: tools.CardPath(id),
 		}
-		return events.TaskEvent{Op: events.TaskCreated, Task: created, Actor: e.actor, Source: SourceMCP}, nil
+		return events.TaskEvent{Op: events.TaskCreated, Task: created, Actor: e.actorOf(ctx), Source: SourceMCP}, nil
 	})
 	var missing *tasks.MissingDependencyError
 	if errors.As(err, &missing) {
@@ -431,6 +434,7 @@ func (e *Edge) createTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	if err != nil {
 		return nil, taskError(repo, err)
 	}
+	noteWriteSeq(ctx, seq)
 	if prior != nil {
 		if prior.Op != events.TaskCreated {
 			return nil, requestReused(a.RequestID, prior)
@@ -461,6 +465,9 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	if err != nil {
 		return nil, err
 	}
+	if out, forwarded, err := e.forwardTaskWrite(ctx, tools.UpdateTask, repo, args); forwarded {
+		return out, err
+	}
 	u := a.Updates
 	var fields []string
 	for _, f := range []struct {
@@ -480,7 +487,7 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 	now := e.now()
 	author := access.FromContext(ctx).Token
 	var updated events.Task
-	_, prior, err := e.board.MutateRequest(ctx, repo, a.RequestID, func(cur map[string]events.Task) (events.TaskEvent, error) {
+	seq, prior, err := e.board.MutateRequest(ctx, repo, a.RequestID, func(cur map[string]events.Task) (events.TaskEvent, error) {
 		t, ok := cur[a.ID]
 		if !ok {
 			return events.TaskEvent{}, tools.TaskNotFound(repo, a.ID)
@@ -520,11 +527,12 @@ func (e *Edge) updateTask(ctx context.Context, args json.RawMessage) (json.RawMe
 		}
 		t.Updated = now
 		updated = t
-		return events.TaskEvent{Op: events.TaskUpdated, Task: t, Actor: e.actor, Source: SourceMCP}, nil
+		return events.TaskEvent{Op: events.TaskUpdated, Task: t, Actor: e.actorOf(ctx), Source: SourceMCP}, nil
 	})
 	if err != nil {
 		return nil, taskError(repo, err)
 	}
+	noteWriteSeq(ctx, seq)
 	if prior != nil {
 		if prior.Op != events.TaskUpdated || prior.Task.ID != a.ID {
 			return nil, requestReused(a.RequestID, prior)

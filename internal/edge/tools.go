@@ -35,6 +35,7 @@ type Edge struct {
 	emb    embed.Embedder
 
 	board       *tasks.Board
+	writers     *TaskWriters    // nil: every task write is made here
 	memories    *memstore.Store // nil: no memory writes (WithMemoryStore)
 	actor       string
 	defaultRepo string
