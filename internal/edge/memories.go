@@ -81,7 +81,11 @@ type memState struct {
 	// pending are the keys whose text has no vector yet; wake tells the
 	// embedding loop there are some.
 	pending map[string]struct{}
-	wake    chan struct{}
+	// order is a sorted snapshot of pending that takePending hands out
+	// from the front; keys that left pending since are skipped, and keys
+	// added since wait for the next snapshot.
+	order []string
+	wake  chan struct{}
 }
 
 func newMemState(dims int) *memState {
@@ -475,23 +479,36 @@ func (m *Materialiser) embedMemories(ctx context.Context, emb embed.Embedder) {
 }
 
 // takePending removes up to n keys from pending, in key order so batches
-// are reproducible, with the texts to embed.
+// are reproducible, with the texts to embed. The keys are sorted once per
+// pass over what is pending, not once per batch: with 100,000 memories to
+// embed after a start, sorting them all for each batch of 64 held the
+// lock that searches take for ten milliseconds at a time.
 func (s *memState) takePending(n int) (keys, texts []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.pending) == 0 {
+		s.order = nil
 		return nil, nil
 	}
-	all := make([]string, 0, len(s.pending))
-	for k := range s.pending {
-		all = append(all, k)
-	}
-	slices.Sort(all)
-	keys = all[:min(n, len(all))]
-	texts = make([]string, len(keys))
-	for i, k := range keys {
-		texts[i] = s.byKey[k].text
+	for len(keys) < n {
+		if len(s.order) == 0 {
+			if len(keys) > 0 {
+				break // the next snapshot starts the next batch
+			}
+			s.order = make([]string, 0, len(s.pending))
+			for k := range s.pending {
+				s.order = append(s.order, k)
+			}
+			slices.Sort(s.order)
+		}
+		k := s.order[0]
+		s.order = s.order[1:]
+		if _, ok := s.pending[k]; !ok {
+			continue
+		}
 		delete(s.pending, k)
+		keys = append(keys, k)
+		texts = append(texts, s.byKey[k].text)
 	}
 	return keys, texts
 }

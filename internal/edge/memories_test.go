@@ -464,3 +464,42 @@ func TestSearchMemoriesBuiltinModel(t *testing.T) {
 		t.Fatalf("semantic: %+v", hits)
 	}
 }
+
+// TestPendingMemoriesAreTakenOnceInKeyOrder: memories queued for
+// embedding come out in batches in key order, each exactly once, with
+// those queued or changed while a pass runs taken in the next pass and
+// those removed meanwhile not at all.
+func TestPendingMemoriesAreTakenOnceInKeyOrder(t *testing.T) {
+	s := newMemState(4)
+	queue := func(key, text string) {
+		s.mu.Lock()
+		s.putLocked(key, &memEntry{key: key, text: text, rec: events.MemoryRecord{Memory: memory.Memory{Kind: memory.KindFact, Content: text}}})
+		s.mu.Unlock()
+	}
+	for _, k := range []string{"k05", "k01", "k09", "k03", "k07"} {
+		queue(k, "text of "+k)
+	}
+	keys, texts := s.takePending(2)
+	if !slices.Equal(keys, []string{"k01", "k03"}) || texts[0] != "text of k01" {
+		t.Fatalf("first batch %v %v, want k01 k03 with their texts", keys, texts)
+	}
+	queue("k02", "text of k02")   // queued during the pass: the next one
+	queue("k07", "k07 rewritten") // changed before its turn: once, new text
+	s.mu.Lock()
+	s.putLocked("k09", nil) // removed before its turn
+	s.mu.Unlock()
+	var got, gotTexts []string
+	for {
+		keys, texts := s.takePending(2)
+		if len(keys) == 0 {
+			break
+		}
+		got, gotTexts = append(got, keys...), append(gotTexts, texts...)
+	}
+	if want := []string{"k05", "k07", "k02"}; !slices.Equal(got, want) {
+		t.Fatalf("later batches %v, want %v", got, want)
+	}
+	if gotTexts[1] != "k07 rewritten" {
+		t.Fatalf("k07 embedded as %q, want its new text", gotTexts[1])
+	}
+}

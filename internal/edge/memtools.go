@@ -229,15 +229,12 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 	default:
 		// As read_context's hybrid: every candidate is scored by both
 		// sides, BM25F (0 when no query term matches) and cosine.
-		all := s.index.SearchFiltered(query, s.index.Len(), allow)
-		for _, h := range all {
-			kwScore[h.ID] = h.Score
-		}
-		kw = all[:min(fusionDepth(limit), len(all))]
+		kw = s.index.SearchFiltered(query, fusionDepth(limit), allow)
 		sem = vectorHits(s.vindex.Search(qv, fusionDepth(limit), allow))
 		for _, h := range sem {
 			semScore[h.ID] = h.Score
 		}
+		addKeywordScores(s.index, query, sem, kw, kwScore)
 		for _, h := range kw {
 			if _, ok := semScore[h.ID]; !ok {
 				if vh, ok := s.vindex.Score(qv, h.ID); ok {

@@ -445,3 +445,63 @@ func TestPrunedSearchMatchesWholeScoring(t *testing.T) {
 	}
 	t.Logf("pruned %d of %d searches", pruned, queries)
 }
+
+// TestScoresAreTheScoresSearchGives: for any ids, Scores is bit for bit
+// the score of the same document in Search's full ranking, and 0 for a
+// document no query term is in, one removed, or an id never indexed.
+func TestScoresAreTheScoresSearchGives(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	vocab := make([]string, 400)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%03dx", i)
+	}
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocab)-1))
+	words := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[zipf.Uint64()]
+		}
+		return strings.Join(ws, " ")
+	}
+	ix := NewIndex()
+	const docs = 2000
+	for k := range docs {
+		ix.Upsert(fmt.Sprintf("d%04d", k), Fields{
+			Path: "src/" + words(1) + ".go", Title: words(rng.IntN(3)),
+			Headings: []string{words(rng.IntN(4))}, Body: words(rng.IntN(60)),
+		})
+	}
+	for k := 0; k < docs; k += 7 {
+		ix.Remove(fmt.Sprintf("d%04d", k))
+	}
+	ids := []string{"never-indexed", "d0000", "d0007"}
+	for k := range docs {
+		if rng.IntN(4) == 0 {
+			ids = append(ids, fmt.Sprintf("d%04d", k))
+		}
+	}
+	matched := 0
+	for qi := range 200 {
+		q := words(1 + rng.IntN(4))
+		if qi%5 == 0 {
+			q += " w" + fmt.Sprint(100+rng.IntN(300)) + "y" // typo tolerance widens it
+		}
+		all := ix.Search(q, 0)
+		want := make(map[string]float64, len(all))
+		for _, h := range all {
+			want[h.ID] = h.Score
+		}
+		got := ix.Scores(q, ids)
+		for i, id := range ids {
+			if got[i] != want[id] {
+				t.Fatalf("query %q: Scores(%s) = %v, Search gives %v", q, id, got[i], want[id])
+			}
+			if got[i] > 0 {
+				matched++
+			}
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no id matched any query: the test compares nothing")
+	}
+}

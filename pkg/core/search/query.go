@@ -62,53 +62,14 @@ func (ix *Index) search(query string, limit int, weight func(id string) float64,
 	if len(words) == 0 {
 		return nil, false
 	}
-	// Query terms are scored once each, in an order fixed by the terms
-	// (sorted here, then by their bounds below) so that float sums are the
-	// same run to run; the words as written are kept for typos.
-	type queryTerm struct{ term, word string }
-	qterms := make([]queryTerm, len(words))
-	for k, w := range words {
-		qterms[k] = queryTerm{stem(w), w}
-	}
-	slices.SortFunc(qterms, func(x, y queryTerm) int {
-		return cmp.Or(strings.Compare(x.term, y.term), strings.Compare(x.word, y.word))
-	})
-	qterms = slices.CompactFunc(qterms, func(x, y queryTerm) bool { return x.term == y.term })
-
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	n := len(ix.ids)
-	if n == 0 {
+	if len(ix.ids) == 0 {
 		return nil, false
 	}
-	// A field's average length is over the documents that have it, as in
-	// Lucene: most files have no headings, and counting them would make
-	// every heading look long. An average of 0 is never divided by, since
-	// no posting then has a frequency in that field.
 	sc := getScratch(len(ix.docs))
 	defer putScratch(sc)
-	avg := &sc.norms.avg
-	for f := range numFields {
-		if ix.fieldDocs[f] > 0 {
-			avg[f] = float64(ix.totalLens[f]) / float64(ix.fieldDocs[f])
-		}
-	}
-	var lists []termList
-	for _, q := range qterms {
-		if tid, ok := ix.termIDs[q.term]; ok {
-			lists = append(lists, ix.listLocked(tid, 1, n, avg))
-			continue
-		}
-		for _, tid := range ix.expandLocked(sc, q.word) {
-			lists = append(lists, ix.listLocked(tid, fuzzyWeight, n, avg))
-		}
-	}
-	// The lists that can add the most go first: once they are scored, the
-	// best limit documents may already score more than the remaining lists
-	// can give a document they alone hold (MaxScore). Those lists are then
-	// only looked up for the documents that can still make the top, by
-	// search in their sorted postings, rather than scored whole.
-	slices.SortStableFunc(lists, func(x, y termList) int { return cmp.Compare(y.bound, x.bound) })
+	lists := ix.listsLocked(sc, words)
 	var cands []candidate
 	var threshold float64
 	for i, l := range lists {
@@ -134,6 +95,89 @@ func (ix *Index) search(query string, limit int, weight func(id string) float64,
 		return ix.pickLocked(sc, weighCandidates(sc, cands), limit, nil), true
 	}
 	return ix.pickLocked(sc, sc.touched, limit, weight), false
+}
+
+// listsLocked returns the posting lists a query of words scores, in the
+// order their gains are added to a document's score (the lists that can
+// add the most first), and sets sc's field averages.
+func (ix *Index) listsLocked(sc *scratch, words []string) []termList {
+	// Query terms are scored once each, in an order fixed by the terms
+	// (sorted here, then by their bounds below) so that float sums are the
+	// same run to run; the words as written are kept for typos.
+	type queryTerm struct{ term, word string }
+	qterms := make([]queryTerm, len(words))
+	for k, w := range words {
+		qterms[k] = queryTerm{stem(w), w}
+	}
+	slices.SortFunc(qterms, func(x, y queryTerm) int {
+		return cmp.Or(strings.Compare(x.term, y.term), strings.Compare(x.word, y.word))
+	})
+	qterms = slices.CompactFunc(qterms, func(x, y queryTerm) bool { return x.term == y.term })
+	n := len(ix.ids)
+	// A field's average length is over the documents that have it, as in
+	// Lucene: most files have no headings, and counting them would make
+	// every heading look long. An average of 0 is never divided by, since
+	// no posting then has a frequency in that field.
+	avg := &sc.norms.avg
+	for f := range numFields {
+		if ix.fieldDocs[f] > 0 {
+			avg[f] = float64(ix.totalLens[f]) / float64(ix.fieldDocs[f])
+		}
+	}
+	var lists []termList
+	for _, q := range qterms {
+		if tid, ok := ix.termIDs[q.term]; ok {
+			lists = append(lists, ix.listLocked(tid, 1, n, avg))
+			continue
+		}
+		for _, tid := range ix.expandLocked(sc, q.word) {
+			lists = append(lists, ix.listLocked(tid, fuzzyWeight, n, avg))
+		}
+	}
+	// The lists that can add the most go first: once they are scored, the
+	// best limit documents may already score more than the remaining lists
+	// can give a document they alone hold (MaxScore). Those lists are then
+	// only looked up for the documents that can still make the top, by
+	// search in their sorted postings, rather than scored whole.
+	slices.SortStableFunc(lists, func(x, y termList) int { return cmp.Compare(y.bound, x.bound) })
+	return lists
+}
+
+// Scores returns the score Search gives each of ids for query, 0 for one
+// that holds no query term or is not indexed: the keyword side of a fused
+// ranking, asked for the candidates the other side found, where scoring
+// every document that holds a query term to have them all was most of a
+// hybrid search's time. Each score is summed in Search's order, so it is
+// the very float Search computes.
+func (ix *Index) Scores(query string, ids []string) []float64 {
+	out := make([]float64, len(ids))
+	words := QueryTerms(query)
+	if len(words) == 0 || len(ids) == 0 {
+		return out
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if len(ix.ids) == 0 {
+		return out
+	}
+	sc := getScratch(len(ix.docs))
+	defer putScratch(sc)
+	lists := ix.listsLocked(sc, words)
+	for i, id := range ids {
+		d, ok := ix.ids[id]
+		if !ok {
+			continue
+		}
+		var s float64
+		for _, l := range lists {
+			ps := ix.terms[l.tid].postings
+			if k, found := slices.BinarySearchFunc(ps, d, cmpPosting); found {
+				s += ix.gain(sc, l, &ps[k])
+			}
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // termList is one posting list a query scores: a query word's term, or one

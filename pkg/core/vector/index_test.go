@@ -309,3 +309,40 @@ func TestUpsertCodes(t *testing.T) {
 		t.Fatalf("codes of %d dimensions: %v, want ErrDimensions", dims-1, err)
 	}
 }
+
+// TestTiesGoToTheSmallerID: documents with the same vectors score the
+// same, and the k kept are those with the smallest ids, whatever order
+// the documents went in.
+func TestTiesGoToTheSmallerID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const dims = 16
+	shapes := [][]Chunk{randomChunks(rng, 1, dims), randomChunks(rng, 2, dims), randomChunks(rng, 1, dims)}
+	ix := New(dims)
+	docs := map[string][]Chunk{}
+	for _, i := range rng.Perm(300) {
+		id := fmt.Sprintf("doc%04d", i)
+		docs[id] = shapes[i%len(shapes)]
+		if err := ix.Upsert(id, docs[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := map[string][]Chunk{}
+	for id := range docs {
+		stored[id], _ = ix.Get(id)
+	}
+	for range 3 {
+		q := unit(rng, dims)
+		for _, k := range []int{1, 10, 150} {
+			got := ix.Search(q, k, nil)
+			want := bruteForce(stored, q, k, nil)
+			if len(got) != len(want) {
+				t.Fatalf("k=%d: got %d hits, want %d", k, len(got), len(want))
+			}
+			for i := range want {
+				if got[i].ID != want[i].ID || got[i].Chunk != want[i].Chunk {
+					t.Fatalf("k=%d hit %d: got %s chunk %d, want %s chunk %d", k, i, got[i].ID, got[i].Chunk, want[i].ID, want[i].Chunk)
+				}
+			}
+		}
+	}
+}
