@@ -37,6 +37,11 @@ type faultCase struct {
 	// embeds runs the case with the built-in model, and converging
 	// includes every document's vectors.
 	embeds bool
+	// midway, when set, runs on the stopped workspace before damage,
+	// which may then use what it kept (a backup): it may run the daemon
+	// again, edit files (in files too) and create tasks, which it
+	// returns.
+	midway func(t *testing.T, ws *workspace.Workspace, files map[string]string, tweak func(*workspace.Config)) (acked []string)
 }
 
 // TestFaultSuite damages the state of a stopped daemon in every way the
@@ -56,35 +61,35 @@ func TestFaultSuite(t *testing.T) {
 				if err := os.RemoveAll(ws.NATSStoreDir()); err != nil {
 					t.Fatal(err)
 				}
-			}, false},
+			}, false, nil},
 		{"cue_docs block garbled mid-file", "KV_cue_docs deleted at start and rebuilt from the files",
 			[]string{"files are damaged"}, func(t *testing.T, ws *workspace.Workspace) {
 				garble(t, lastBlock(t, ws, "KV_cue_docs"), 0.5)
-			}, false},
+			}, false, nil},
 		{"cue_docs block truncated", "documents cue_docs lost published again by ingest; an edge ahead of the bucket would be discarded",
 			[]string{"no longer matches its source", "republish=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, lastBlock(t, ws, "KV_cue_docs"))
-			}, false},
+			}, false, nil},
 		{"CUE_TASKS truncated", "board ready at the last message held; cards whose tasks were lost published again",
 			[]string{"republish=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, lastBlock(t, ws, "CUE_TASKS"))
-			}, false},
+			}, false, nil},
 		{"edge SST garbled", "edge store moved aside and replayed from cue_docs",
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				garble(t, edgeTable(t, ws), 0.5)
-			}, false},
+			}, false, nil},
 		{"edge SST truncated", "edge store moved aside and replayed from cue_docs",
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				truncateHalf(t, edgeTable(t, ws))
-			}, false},
+			}, false, nil},
 		{"edge value log garbled", "edge store moved aside and replayed from cue_docs",
 			[]string{"moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				garble(t, largestFile(t, ws.StateDir("edge"), "*.vlog"), 0.5)
-			}, false},
+			}, false, nil},
 		{"edge store lost a document, tables sound", "store compared with cue_docs at start, moved aside and replayed",
 			[]string{"holds documents otherwise than cue_docs"}, func(t *testing.T, ws *workspace.Workspace) {
 				loseEdgeDocument(t, ws, "docs/topic03.md")
-			}, false},
+			}, false, nil},
 		{"ingest state garbled", "state moved aside; documents adopted from cue_docs; every file read and compared",
 			[]string{"the state is damaged; moved it aside"}, func(t *testing.T, ws *workspace.Workspace) {
 				tables, _ := filepath.Glob(filepath.Join(ws.StateDir("ingest"), "*.sst"))
@@ -92,13 +97,13 @@ func TestFaultSuite(t *testing.T) {
 					t.Fatal("ingest's state has no table")
 				}
 				garble(t, tables[0], 0.5)
-			}, false},
+			}, false, nil},
 		{"ingest state deleted", "documents adopted from cue_docs; every file read and compared",
 			[]string{"unrecorded_docs=[1-9][0-9]*"}, func(t *testing.T, ws *workspace.Workspace) {
 				if err := os.RemoveAll(ws.StateDir("ingest")); err != nil {
 					t.Fatal(err)
 				}
-			}, false},
+			}, false, nil},
 		{"vector cache garbled", "cache moved aside, an empty one started; vectors kept in cue_vectors",
 			[]string{"the vector cache is damaged"}, func(t *testing.T, ws *workspace.Workspace) {
 				tables, _ := filepath.Glob(filepath.Join(ws.StateDir("embed"), "*.sst"))
@@ -108,8 +113,41 @@ func TestFaultSuite(t *testing.T) {
 				for _, p := range tables {
 					garble(t, p, 0.5)
 				}
-			}, true},
+			}, true, nil},
 	}
+	// The NATS store as a backup tool copied it from the stopped daemon,
+	// before the files and tasks that came after.
+	backup := filepath.Join(t.TempDir(), "nats-backup")
+	cases = append(cases, faultCase{
+		name:   "NATS store restored from an older backup",
+		action: "edge store discarded (cue_docs behind it); files changed since and cards of tasks created since published again",
+		detect: []string{"no longer matches its source", "republish=[1-9][0-9]*"},
+		midway: func(t *testing.T, ws *workspace.Workspace, files map[string]string, tweak func(*workspace.Config)) []string {
+			if err := os.CopyFS(backup, os.DirFS(ws.NATSStoreDir())); err != nil {
+				t.Fatal(err)
+			}
+			n := startNode(t, ws.Root, tweak)
+			for i := range 5 {
+				p := fmt.Sprintf("docs/topic%02d.md", i)
+				files[p] += "\nEdited after the backup.\n"
+				write(t, ws.Root, p, files[p])
+			}
+			acked := createTasks(t, n, ws.Root, 3)
+			waitConverged(t, n, ws.Root, files, acked, 60*time.Second)
+			if err := n.stop(); err != nil {
+				t.Fatal(err)
+			}
+			return acked
+		},
+		damage: func(t *testing.T, ws *workspace.Workspace) {
+			if err := os.RemoveAll(ws.NATSStoreDir()); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.CopyFS(ws.NATSStoreDir(), os.DirFS(backup)); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tdetected by\taction\tconverged in\tlost\tduplicated\tdoctor errors")
@@ -132,6 +170,9 @@ func TestFaultSuite(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			if c.midway != nil {
+				acked = append(acked, c.midway(t, first.ws, files, noModel)...)
+			}
 			c.damage(t, first.ws)
 			var log logtest.Buffer
 			start := time.Now()
