@@ -10,12 +10,13 @@ import (
 // distinct word (analyzeFields keeps what it found in its words map), where
 // a stopword lookup per token was a tenth of indexing a document. joined
 // tells a compound's parts joined, which Tokenize keeps even when they
-// spell a stopword. It
-// allocates only for tokens that are not already a lower-case run of s:
-// indexing analyses every document's whole text, and Tokenize's slice and
-// per-token strings were most of its cost. The tokens may share s's
-// memory; a caller keeping one beyond s's life clones it.
-func eachToken(s string, fn func(tok string, joined bool)) {
+// spell a stopword. A token that is a lower-case run of s comes as tok,
+// sharing s's memory; one eachToken had to lower or join comes as scratch,
+// bytes in *buf that the next token overwrites, with tok empty: a caller
+// looks a scratch token up with m[string(scratch)], which does not
+// allocate, and copies it only to keep it. Lowered and joined identifiers
+// were three quarters of the allocations of indexing code.
+func eachToken(s string, buf *[]byte, fn tokenFunc) {
 	var parts []string // reused by compounds that are not plain ASCII
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -47,7 +48,7 @@ func eachToken(s string, fn func(tok string, joined bool)) {
 			j += size
 		}
 		if ascii {
-			asciiCompound(s[i:j], fn)
+			asciiCompound(s[i:j], buf, fn)
 		} else {
 			parts = splitCompound(s[i:j], parts[:0])
 			emitParts(parts, fn)
@@ -59,14 +60,18 @@ func eachToken(s string, fn func(tok string, joined bool)) {
 // emitParts is Tokenize's emission of a compound's parts, stopwords too
 // (eachToken's caller drops them): each, then the parts joined when there
 // are several.
-func emitParts(parts []string, fn func(string, bool)) {
+func emitParts(parts []string, fn tokenFunc) {
 	for _, p := range parts {
-		fn(p, false)
+		fn(p, nil, false)
 	}
 	if len(parts) > 1 {
-		fn(strings.Join(parts, ""), true)
+		fn(strings.Join(parts, ""), nil, true)
 	}
 }
+
+// tokenFunc receives eachToken's tokens: tok, or, when tok is empty,
+// scratch (see eachToken).
+type tokenFunc func(tok string, scratch []byte, joined bool)
 
 // asciiWord marks the ASCII bytes that make up compounds: letters, digits
 // and the joiners '_' and '-'.
@@ -85,7 +90,7 @@ func asciiDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // asciiCompound is splitCompound and Tokenize's emission for a compound of
 // ASCII letters, digits and joiners, with the same case boundaries.
-func asciiCompound(c string, fn func(string, bool)) {
+func asciiCompound(c string, buf *[]byte, fn tokenFunc) {
 	plain := true // no joiner or capital: parts are substrings, the whole is c
 	var parts [16][2]int
 	n := 0
@@ -127,21 +132,45 @@ func asciiCompound(c string, fn func(string, bool)) {
 	}
 	if plain {
 		if n == 1 {
-			fn(c, false)
+			fn(c, nil, false)
 		}
 		return
 	}
-	var whole []byte
+	// The parts, lowered, one after another in buf: each part is a stretch
+	// of it and the whole is all of it.
+	whole := (*buf)[:0]
 	for _, p := range parts[:n] {
-		word := lowerASCII(c[p[0]:p[1]])
-		fn(word, false)
-		if n > 1 {
-			whole = append(whole, word...)
+		for k := p[0]; k < p[1]; k++ {
+			b := c[k]
+			if asciiUpper(b) {
+				b += 'a' - 'A'
+			}
+			whole = append(whole, b)
 		}
 	}
-	if n > 1 {
-		fn(string(whole), true)
+	*buf = whole
+	at := 0
+	for _, p := range parts[:n] {
+		size := p[1] - p[0]
+		if part := c[p[0]:p[1]]; !hasASCIIUpper(part) {
+			fn(part, nil, false)
+		} else {
+			fn("", whole[at:at+size:at+size], false)
+		}
+		at += size
 	}
+	if n > 1 {
+		fn("", whole, true)
+	}
+}
+
+func hasASCIIUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if asciiUpper(s[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // asciiBoundary is caseBoundary for ASCII: a new part starts at c[k], a
@@ -160,19 +189,4 @@ func asciiBoundary(c string, k int) bool {
 		m++
 	}
 	return m-(k+1) >= 2
-}
-
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if asciiUpper(s[i]) {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if asciiUpper(b[j]) {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }

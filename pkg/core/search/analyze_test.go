@@ -14,7 +14,11 @@ import (
 
 func collect(s string) []string {
 	var out []string
-	eachToken(s, func(t string, joined bool) {
+	var buf []byte
+	eachToken(s, &buf, func(t string, scratch []byte, joined bool) {
+		if scratch != nil {
+			t = string(scratch)
+		}
 		if joined || !stopwords[t] {
 			out = append(out, t)
 		}

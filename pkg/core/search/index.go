@@ -201,6 +201,8 @@ type analyzed struct {
 	wordList    []string
 	wordTerms   []int32
 	joinedStops map[string]int32
+	// scratch is eachToken's buffer for the tokens it lowers or joins.
+	scratch []byte
 }
 
 type analyzedTerm struct {
@@ -231,9 +233,18 @@ func (a *analyzed) release() {
 func analyzeFields(doc Fields) *analyzed {
 	a := spareAnalyses.Get().(*analyzed)
 	f := 0
-	add := func(w string, joined bool) {
-		i, ok := a.words[w]
+	add := func(w string, scratch []byte, joined bool) {
+		var i int32
+		var ok bool
+		if scratch != nil {
+			i, ok = a.words[string(scratch)]
+		} else {
+			i, ok = a.words[w]
+		}
 		if !ok {
+			if scratch != nil {
+				w = string(scratch)
+			}
 			if stopwords[w] {
 				i = -1
 				a.words[w] = i
@@ -241,6 +252,8 @@ func analyzeFields(doc Fields) *analyzed {
 				i = a.addWord(w)
 				a.words[w] = i
 			}
+		} else if i < 0 && joined && scratch != nil {
+			w = string(scratch)
 		}
 		if i < 0 {
 			if !joined {
@@ -256,15 +269,15 @@ func analyzeFields(doc Fields) *analyzed {
 		a.lens[f]++
 	}
 	f = fieldPath
-	eachToken(doc.Path, add)
+	eachToken(doc.Path, &a.scratch, add)
 	f = fieldTitle
-	eachToken(doc.Title, add)
+	eachToken(doc.Title, &a.scratch, add)
 	f = fieldHeadings
 	for _, h := range doc.Headings {
-		eachToken(h, add)
+		eachToken(h, &a.scratch, add)
 	}
 	f = fieldBody
-	eachToken(doc.Body, add)
+	eachToken(doc.Body, &a.scratch, add)
 	return a
 }
 
