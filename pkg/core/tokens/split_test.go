@@ -269,3 +269,38 @@ func FuzzSpaceRunEnd(f *testing.F) {
 		}
 	})
 }
+
+// The rank table answers for every token and only for tokens: keys packed
+// in a word must not let a 7-byte string pass for an 8-byte token whose
+// last byte happens to equal 7, or a shorter string for a longer one.
+func TestRankTableKnowsTokensAndNothingElse(t *testing.T) {
+	c, err := codec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ranks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make(map[string]int32)
+	for id := range 100256 {
+		if tok, err := c.Decode([]uint{uint(id)}); err == nil && tok != "" {
+			want[tok] = int32(id)
+		}
+	}
+	check := func(s string) {
+		r, ok := rs.lookup(s)
+		w, wok := want[s]
+		if ok != wok || r != w {
+			t.Fatalf("lookup(%q) = %d, %v; the vocabulary says %d, %v", s, r, ok, w, wok)
+		}
+	}
+	for tok := range want {
+		check(tok)
+		for n := 1; n < len(tok) && n <= 9; n++ {
+			check(tok[:n])
+			check(tok[:n] + string(rune(n)))
+			check(tok[:n] + "\x00")
+		}
+	}
+}

@@ -35,23 +35,76 @@ var codec = sync.OnceValues(func() (tokenizer.Codec, error) {
 // ranks maps every cl100k_base token to its rank (its id), read from the
 // encoder's own vocabulary on first use, so that short pieces are merged
 // here without the encoder's regexp, which costs microseconds a piece.
-var ranks = sync.OnceValues(func() (map[string]int32, error) {
+var ranks = sync.OnceValues(func() (*rankTable, error) {
 	c, err := codec()
 	if err != nil {
 		return nil, err
 	}
 	const ordinary = 100256 // ids above are special tokens
-	m := make(map[string]int32, ordinary)
+	t := newRankTable(ordinary)
+	n := 0
 	for id := range ordinary {
-		if t, err := c.Decode([]uint{uint(id)}); err == nil && t != "" {
-			m[t] = int32(id)
+		if tok, err := c.Decode([]uint{uint(id)}); err == nil && tok != "" {
+			if _, dup := t.lookup(tok); !dup {
+				n++
+			}
+			t.add(tok, int32(id))
 		}
 	}
-	if len(m) != ordinary {
-		return nil, fmt.Errorf("tokens: cl100k_base has %d of %d ordinary tokens", len(m), ordinary)
+	if n != ordinary {
+		return nil, fmt.Errorf("tokens: cl100k_base has %d of %d ordinary tokens", n, ordinary)
 	}
-	return m, nil
+	return t, nil
 })
+
+// rankTable holds the ranks of tokens of up to 8 bytes under their bytes
+// packed in a word, which a merge looks up far more often than a longer
+// one: a word key is hashed and compared in one step, where a string key
+// was most of the cost of merging a piece. Keys of up to 7 bytes hold
+// their length in the top byte; 8-byte keys need all 64 bits and have a
+// map of their own.
+type rankTable struct {
+	upTo7, eight map[uint64]int32
+	long         map[string]int32
+}
+
+func newRankTable(n int) *rankTable {
+	return &rankTable{upTo7: make(map[uint64]int32, n), eight: make(map[uint64]int32), long: make(map[string]int32)}
+}
+
+// packed is s, of at most 8 bytes, in a word, its first byte lowest.
+func packed(s string) uint64 {
+	var k uint64
+	for i := len(s) - 1; i >= 0; i-- {
+		k = k<<8 | uint64(s[i])
+	}
+	return k
+}
+
+func (t *rankTable) add(tok string, r int32) {
+	switch {
+	case len(tok) < 8:
+		t.upTo7[packed(tok)|uint64(len(tok))<<56] = r
+	case len(tok) == 8:
+		t.eight[packed(tok)] = r
+	default:
+		t.long[tok] = r
+	}
+}
+
+func (t *rankTable) lookup(s string) (int32, bool) {
+	var r int32
+	var ok bool
+	switch {
+	case len(s) < 8:
+		r, ok = t.upTo7[packed(s)|uint64(len(s))<<56]
+	case len(s) == 8:
+		r, ok = t.eight[packed(s)]
+	default:
+		r, ok = t.long[s]
+	}
+	return r, ok
+}
 
 // Count returns the number of cl100k_base tokens in s. Text longer than 64
 // KiB is counted in pieces cut at newlines (or, failing that, at spaces or
@@ -147,7 +200,7 @@ const maxMergedPiece = maxSpaceRun
 // leftmost on a tie, until no pair is a token.
 func mergeCount(piece string) int {
 	rs, _ := ranks() // loaded by Count
-	if _, ok := rs[piece]; ok {
+	if _, ok := rs.lookup(piece); ok {
 		return 1
 	}
 	const none = math.MaxInt32
@@ -161,7 +214,7 @@ func mergeCount(piece string) int {
 		if i+2 >= n {
 			return none
 		}
-		if r, ok := rs[piece[bounds[i]:bounds[i+2]]]; ok {
+		if r, ok := rs.lookup(piece[bounds[i]:bounds[i+2]]); ok {
 			return r
 		}
 		return none
