@@ -250,7 +250,9 @@ func decodeDoc(v []byte, d any) error {
 		}
 		v = plain
 	}
-	return json.Unmarshal(v, d)
+	// The store holds only what encodeDoc wrote, and callers decode a
+	// part of it (Content).
+	return events.UnmarshalFields(v, d)
 }
 
 // Get returns the stored document of key; ok is false when there is none.

@@ -164,7 +164,7 @@ func DecodeDocRecord(b []byte) (DocRecord, error) {
 
 func decodeAs[T Event](data json.RawMessage) (Event, error) {
 	var v T
-	if err := json.Unmarshal(data, &v); err != nil {
+	if err := Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, v.EventKind(), err)
 	}
 	return v, nil
