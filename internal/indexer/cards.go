@@ -19,6 +19,8 @@ type TaskLog interface {
 	Mutate(ctx context.Context, repo string, build func(current map[string]events.Task) (events.TaskEvent, error)) (uint64, error)
 	Task(repo, id string) (events.Task, bool)
 	Tasks(repo string) map[string]events.Task
+	// AtPath returns the tasks whose card is at path.
+	AtPath(repo, path string) []events.Task
 }
 
 // SourceFile is the TaskEvent.Source of events the indexer derives from
@@ -83,12 +85,9 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 	if ch.deleted {
 		// A card renamed, or a copy of it deleted: the task lives on in the
 		// other file that claims its id.
-		for _, t := range s.tasks.Tasks(repo) {
-			if t.Path == path {
-				if other, ok := s.otherCard(ctx, repo, path, t.ID); ok {
-					ch = &cardChange{task: other}
-				}
-				break
+		if at := s.tasks.AtPath(repo, path); len(at) > 0 {
+			if other, ok := s.otherCard(ctx, repo, path, at[0].ID); ok {
+				ch = &cardChange{task: other}
 			}
 		}
 	}
@@ -96,7 +95,10 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 	if !ch.deleted {
 		keep = ch.task.ID
 	}
-	for {
+	// Most cards indexed are the one task their path holds (a write-back
+	// coming round): the log is asked for stale tasks only when the board
+	// places another at the path.
+	for s.holdsOther(repo, path, keep) {
 		var stale events.Task
 		_, err := s.tasks.Mutate(ctx, repo, func(cur map[string]events.Task) (events.TaskEvent, error) {
 			if err := s.stillCurrent(ctx, repo, path, ch.seq); err != nil {
@@ -218,4 +220,15 @@ func (s *Service) otherCard(ctx context.Context, repo, path, id string) (events.
 		return c.Task, true
 	}
 	return events.Task{}, false
+}
+
+// holdsOther reports whether the board places a task other than keep at
+// path.
+func (s *Service) holdsOther(repo, path, keep string) bool {
+	for _, t := range s.tasks.AtPath(repo, path) {
+		if t.ID != keep {
+			return true
+		}
+	}
+	return false
 }

@@ -73,6 +73,31 @@ type repoState struct {
 	// othersWrote is when the follower last applied an event another
 	// writer made (another edge's board, a card's).
 	othersWrote time.Time
+	// atPath holds the ids of the tasks whose card is at each path (one,
+	// but for a card whose id was edited): the indexer asks it for every
+	// card it indexes, where a pass over every task made writing tasks
+	// slower the more there were.
+	atPath map[string][]string
+}
+
+func (r *repoState) placeLocked(id, oldPath, newPath string) {
+	if oldPath == newPath {
+		return
+	}
+	if oldPath != "" {
+		ids := slices.DeleteFunc(r.atPath[oldPath], func(x string) bool { return x == id })
+		if len(ids) == 0 {
+			delete(r.atPath, oldPath)
+		} else {
+			r.atPath[oldPath] = ids
+		}
+	}
+	if newPath != "" {
+		if r.atPath == nil {
+			r.atPath = make(map[string][]string)
+		}
+		r.atPath[newPath] = append(r.atPath[newPath], id)
+	}
 }
 
 type requestRecord struct {
@@ -442,14 +467,16 @@ func (r *repoState) applyLocked(te events.TaskEvent, seq uint64) {
 	}
 	switch te.Op {
 	case events.TaskDeleted:
-		if _, ok := r.tasks[te.Task.ID]; ok {
+		if old, ok := r.tasks[te.Task.ID]; ok {
 			delete(r.tasks, te.Task.ID)
+			r.placeLocked(old.ID, old.Path, "")
 			r.dirty = true
 		}
 	default:
 		old, existed := r.tasks[te.Task.ID]
 		r.noteLocked(te.Task, old, existed)
 		r.tasks[te.Task.ID] = te.Task
+		r.placeLocked(te.Task.ID, old.Path, te.Task.Path)
 	}
 }
 
@@ -562,6 +589,22 @@ func (b *Board) Task(repo, id string) (events.Task, bool) {
 	}
 	t, ok := r.tasks[id]
 	return t, ok
+}
+
+// AtPath returns the tasks of repo whose card is at path, by id.
+func (b *Board) AtPath(repo, path string) []events.Task {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	r := b.repos[repo]
+	if r == nil {
+		return nil
+	}
+	var out []events.Task
+	for _, id := range r.atPath[path] {
+		out = append(out, r.tasks[id])
+	}
+	slices.SortFunc(out, func(x, y events.Task) int { return strings.Compare(x.ID, y.ID) })
+	return out
 }
 
 // View calls fn with repo's tasks by id under a read lock: fn must not

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -626,5 +627,54 @@ func TestWriteAnsweredOnlyOnceDurable(t *testing.T) {
 	}
 	if prior == nil || seq == 0 {
 		t.Fatalf("the retry wrote again (seq %d, prior %v); want the first write found", seq, prior)
+	}
+}
+
+// AtPath follows tasks as they are created, moved to another card, given
+// a card already taken, and deleted, on the writing board and on one that
+// replays the log.
+func TestAtPathFollowsCards(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	ctx := ctxT(t)
+	ids := func(ts []events.Task) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.ID)
+		}
+		return out
+	}
+	write := func(op events.TaskOp, tk events.Task) {
+		t.Helper()
+		if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: op, Task: tk, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, c := task("aaaaaa"), task("cccccc")
+	write(events.TaskCreated, a)
+	write(events.TaskCreated, c)
+	moved := a
+	moved.Path = ".cuedeck/cards/renamed.md"
+	write(events.TaskUpdated, moved)
+	shared := c
+	shared.Path = moved.Path // an edited id: two tasks claim one card
+	write(events.TaskUpdated, shared)
+	for _, board := range []*tasks.Board{b, startBoard(t, conn)} {
+		if err := board.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(board.AtPath("app", a.Path)); len(got) != 0 {
+			t.Fatalf("the card a left still holds %v", got)
+		}
+		if got := ids(board.AtPath("app", moved.Path)); !slices.Equal(got, []string{"aaaaaa", "cccccc"}) {
+			t.Fatalf("the shared card holds %v, want both", got)
+		}
+	}
+	write(events.TaskDeleted, a)
+	if got := ids(b.AtPath("app", moved.Path)); !slices.Equal(got, []string{"cccccc"}) {
+		t.Fatalf("after a's deletion the card holds %v", got)
+	}
+	if got := b.AtPath("other", moved.Path); got != nil {
+		t.Fatalf("another repo's card holds %v", got)
 	}
 }
