@@ -220,14 +220,23 @@ var spareAnalyses = sync.Pool{New: func() any {
 // release empties a, which shares its words with the document it was made
 // from, and keeps it for the next.
 func (a *analyzed) release() {
-	clear(a.termOf)
-	clear(a.words)
+	// Clearing a map costs what it once held: maps a large document grew
+	// are dropped rather than cleared for every small one after it.
+	if len(a.words) > maxKeptWords {
+		a.termOf, a.words = make(map[string]int32), make(map[string]int32)
+	} else {
+		clear(a.termOf)
+		clear(a.words)
+	}
 	clear(a.terms)
 	clear(a.wordList)
 	clear(a.joinedStops)
 	a.terms, a.wordList, a.wordTerms, a.lens = a.terms[:0], a.wordList[:0], a.wordTerms[:0], [numFields]uint32{}
 	spareAnalyses.Put(a)
 }
+
+// maxKeptWords is the most distinct words an analysis keeps its maps for.
+const maxKeptWords = 8192
 
 // analyzeFields analyses doc; the caller releases the analysis.
 func analyzeFields(doc Fields) *analyzed {
