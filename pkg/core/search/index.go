@@ -319,6 +319,9 @@ func (a *analyzed) joinedStopword(w string) int32 {
 	return i
 }
 
+// unresolved marks a term or word Upsert has not found in the index yet.
+const unresolved = math.MaxUint32
+
 // Upsert indexes doc under id, replacing whatever id held before.
 func (ix *Index) Upsert(id string, doc Fields) {
 	// Terms and words go in in the order they first appear in the
@@ -328,6 +331,7 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	a := analyzeFields(doc)
 	defer a.release()
 	tids := make([]uint32, len(a.terms))
+	sids := make([]uint32, len(a.wordList))
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -342,10 +346,28 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	}
 	e := &ix.docs[d]
 	e.id = id
+	// A word the index holds already names its term: most of a document's
+	// terms are found through its words, one lookup each, and only the
+	// rest are looked up by their text.
+	for i := range tids {
+		tids[i] = unresolved
+	}
+	for k, w := range a.wordList {
+		sid, ok := ix.surfaceIDs[w]
+		if !ok {
+			sids[k] = unresolved
+			continue
+		}
+		sids[k] = sid
+		tids[a.wordTerms[k]] = ix.surfaces[sid].term
+	}
 	e.terms = make([]uint32, 0, len(a.terms))
 	for i, t := range a.terms {
-		tid := ix.termLocked(t.text)
-		tids[i] = tid
+		tid := tids[i]
+		if tid == unresolved {
+			tid = ix.termLocked(t.text)
+			tids[i] = tid
+		}
 		e.terms = append(e.terms, tid)
 		ps := ix.terms[tid].postings
 		p := posting{doc: d, tf: t.tf}
@@ -361,7 +383,13 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	}
 	e.surfaces = make([]uint32, 0, len(a.wordList))
 	for k, w := range a.wordList {
-		e.surfaces = append(e.surfaces, ix.surfaceLocked(w, tids[a.wordTerms[k]]))
+		sid := sids[k]
+		if sid == unresolved {
+			sid = ix.newSurfaceLocked(w, tids[a.wordTerms[k]])
+		} else {
+			ix.surfaces[sid].docs++
+		}
+		e.surfaces = append(e.surfaces, sid)
 	}
 	for f, l := range a.lens {
 		ix.totalLens[f] += uint64(l)
@@ -426,13 +454,9 @@ func (ix *Index) termLocked(t string) uint32 {
 	return tid
 }
 
-// surfaceLocked counts one more document holding word w, whose term is tid,
-// and returns the word's id.
-func (ix *Index) surfaceLocked(w string, tid uint32) uint32 {
-	if sid, ok := ix.surfaceIDs[w]; ok {
-		ix.surfaces[sid].docs++
-		return sid
-	}
+// newSurfaceLocked adds word w, whose term is tid, held by one document,
+// and returns its id.
+func (ix *Index) newSurfaceLocked(w string, tid uint32) uint32 {
 	sid := alloc(&ix.surfaces, &ix.freeSurfaces)
 	w = strings.Clone(w)
 	k := keyOf(w)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
@@ -503,5 +504,70 @@ func TestScoresAreTheScoresSearchGives(t *testing.T) {
 	}
 	if matched == 0 {
 		t.Fatal("no id matched any query: the test compares nothing")
+	}
+}
+
+// An index churned with inflected words (several words to a term, terms
+// that outlive some of their words) stays what indexing its live documents
+// afresh makes: every word names its own stem's term, each counts the
+// documents that hold it, and searches score alike.
+func TestChurnedIndexAgreesWithAFreshOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	stemsOf := []string{"connect", "index", "run", "search", "stop"}
+	endings := []string{"", "s", "ed", "ing", "ion", "er"}
+	word := func() string {
+		return stemsOf[rng.IntN(len(stemsOf))] + endings[rng.IntN(len(endings))]
+	}
+	ix := NewIndex()
+	live := map[string]Fields{}
+	for range 3000 {
+		id := fmt.Sprintf("doc%d", rng.IntN(40))
+		if rng.IntN(5) == 0 {
+			ix.Remove(id)
+			delete(live, id)
+			continue
+		}
+		words := make([]string, 1+rng.IntN(12))
+		for k := range words {
+			words[k] = word()
+		}
+		doc := Fields{Path: word() + ".md", Body: strings.Join(words, " ")}
+		ix.Upsert(id, doc)
+		live[id] = doc
+	}
+	fresh := NewIndex()
+	for id, doc := range live {
+		fresh.Upsert(id, doc)
+	}
+	holders := map[string]int{}
+	for _, d := range ix.ids {
+		for _, sid := range ix.docs[d].surfaces {
+			holders[ix.surfaces[sid].text]++
+		}
+	}
+	for w, sid := range ix.surfaceIDs {
+		se := ix.surfaces[sid]
+		if got, want := ix.terms[se.term].text, stem(w); got != want {
+			t.Fatalf("word %q names term %q, its stem is %q", w, got, want)
+		}
+		if se.docs != holders[w] {
+			t.Fatalf("word %q counts %d documents, %d hold it", w, se.docs, holders[w])
+		}
+	}
+	if len(ix.surfaceIDs) != len(fresh.surfaceIDs) || len(ix.termIDs) != len(fresh.termIDs) {
+		t.Fatalf("churned index holds %d words and %d terms, a fresh one %d and %d",
+			len(ix.surfaceIDs), len(ix.termIDs), len(fresh.surfaceIDs), len(fresh.termIDs))
+	}
+	for range 200 {
+		q := word() + " " + word()
+		got, want := ix.Search(q, 10), fresh.Search(q, 10)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d hits, fresh %d", q, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || math.Abs(got[i].Score-want[i].Score) > 1e-9 {
+				t.Fatalf("%q: hit %d %+v, fresh %+v", q, i, got[i], want[i])
+			}
+		}
 	}
 }
