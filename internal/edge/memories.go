@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/pkg/core/memory"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
@@ -74,6 +75,8 @@ type memState struct {
 	applied     uint64
 
 	index *search.Index
+	// repos numbers repos for the stamps the keyword index keeps.
+	repos repoStamps
 	// vindex holds a vector per memory whose current text it embeds (nil
 	// without an embedder); vecText says which text that was.
 	vindex  *vector.Index
@@ -114,8 +117,89 @@ func newMemState(dims int) *memState {
 // memoryFields is what the keyword index scores of a memory: the content
 // weighs like a title, the touched files like headings (a query naming a
 // file finds what was decided about it), the rationale like body text.
-func memoryFields(rec *events.MemoryRecord) search.Fields {
-	return search.Fields{Title: rec.Content, Headings: rec.FilesTouched, Body: rec.Rationale}
+func memoryFields(rec *events.MemoryRecord, stamp uint64) search.Fields {
+	return search.Fields{Title: rec.Content, Headings: rec.FilesTouched, Body: rec.Rationale, Stamp: stamp}
+}
+
+// A memory's stamp, the number the keyword index keeps beside it for
+// search.SearchStamped, packs what search_memories' filters ask most: the
+// kind's place in memoryKinds (0 for any other) in bits 0-7, the repo's
+// number in repoStamps (0 past the last) in bits 8-23, and the memory's
+// last update in whole seconds since 1970 (0 when out of range) above.
+const (
+	stampKindBits = 8
+	stampRepoBits = 16
+	stampTimeBits = 64 - stampKindBits - stampRepoBits
+)
+
+func memoryStamp(kind memory.Kind, repo uint64, updated time.Time) uint64 {
+	secs := updated.Unix()
+	if secs < 1 || secs >= 1<<stampTimeBits {
+		secs = 0
+	}
+	return uint64(kindCode(kind)) | repo<<stampKindBits | uint64(secs)<<(stampKindBits+stampRepoBits)
+}
+
+func stampKind(stamp uint64) int      { return int(stamp & (1<<stampKindBits - 1)) }
+func stampRepo(stamp uint64) uint64   { return stamp >> stampKindBits & (1<<stampRepoBits - 1) }
+func stampSeconds(stamp uint64) int64 { return int64(stamp >> (stampKindBits + stampRepoBits)) }
+
+// repoStamps numbers the repos memories name, from 1, for their stamps.
+// Numbers are never taken back: a repo's memories keep theirs.
+type repoStamps struct {
+	mu    sync.RWMutex
+	ids   map[string]uint64
+	names []string // names[id-1]
+}
+
+// id returns repo's number, giving it one if it has none; 0 once every
+// number is taken.
+func (r *repoStamps) id(repo string) uint64 {
+	r.mu.RLock()
+	id, ok := r.ids[repo]
+	r.mu.RUnlock()
+	if ok {
+		return id
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id, ok := r.ids[repo]; ok {
+		return id
+	}
+	if len(r.names) == 1<<stampRepoBits-1 {
+		return 0
+	}
+	if r.ids == nil {
+		r.ids = make(map[string]uint64)
+	}
+	r.names = append(r.names, repo)
+	id = uint64(len(r.names))
+	r.ids[repo] = id
+	return id
+}
+
+// lookup returns repo's number, 0 when it has none.
+func (r *repoStamps) lookup(repo string) uint64 {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.ids[repo]
+}
+
+// readable returns, by number, whether id may read each numbered repo.
+func (r *repoStamps) readable(id access.Identity) []bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]bool, len(r.names)+1)
+	for i, name := range r.names {
+		out[i+1] = id.MayRead(name)
+	}
+	return out
+}
+
+var memoryKinds = []memory.Kind{memory.KindDecision, memory.KindRationale, memory.KindFact, memory.KindPreference, memory.KindOpenQuestion, memory.KindExperience}
+
+func kindCode(k memory.Kind) int {
+	return slices.Index(memoryKinds, k) + 1
 }
 
 // embedText is what a memory's vector embeds.
@@ -196,7 +280,8 @@ func (m *Materialiser) applyMemories(_ context.Context, entries []jetstream.KeyV
 		if c.e == nil {
 			s.index.Remove(c.key)
 		} else {
-			s.index.Upsert(c.key, memoryFields(&c.e.rec))
+			stamp := memoryStamp(c.e.rec.Kind, s.repos.id(c.e.rec.Repo), c.e.rec.UpdatedAt)
+			s.index.Upsert(c.key, memoryFields(&c.e.rec, stamp))
 		}
 	}
 	s.mu.Lock()

@@ -130,6 +130,81 @@ func (p *memoryPredicate) admitsLocked(s *memState, key string) bool {
 	return p == nil || p.id.MayRead(me.rec.Repo) && memoryPasses(&me.rec, p.f, p.when)
 }
 
+// keep is p's verdict on a memory from the stamp the keyword index keeps
+// (memoryStamp), for search.SearchStamped: Refuse when the stamp shows a
+// filter fails, Admit when it shows every filter passes and nothing else
+// is to be checked (sure: no session, files or tags filter, and no
+// superseded memory to leave out), Ask otherwise. nil when p has nothing
+// a stamp shows.
+func (p *memoryPredicate) keep(s *memState, sure bool) func(stamp uint64) int {
+	if p == nil {
+		return nil
+	}
+	f := p.f
+	sure = sure && f.Session == "" && len(f.Files) == 0 && len(f.Tags) == 0
+	kind := kindCode(memory.Kind(f.Kind))
+	var repo uint64
+	if f.Repo != "" {
+		if repo = s.repos.lookup(f.Repo); repo == 0 {
+			return nil // a repo no memory names yet, or past the numbers
+		}
+	}
+	var readable []bool
+	if p.id.Restricted() {
+		readable = s.repos.readable(p.id)
+	}
+	if f.Kind == "" && repo == 0 && readable == nil && p.when == nil {
+		return nil
+	}
+	return func(stamp uint64) int {
+		verdict := search.Admit
+		if !sure {
+			verdict = search.Ask
+		}
+		if f.Kind != "" {
+			switch k := stampKind(stamp); {
+			case k != kind:
+				return search.Refuse
+			case k == 0:
+				verdict = search.Ask // two kinds this build does not know
+			}
+		}
+		r := stampRepo(stamp)
+		if repo != 0 && r != repo {
+			if r == 0 {
+				verdict = search.Ask // a repo past the numbers
+			} else {
+				return search.Refuse
+			}
+		}
+		if readable != nil {
+			switch {
+			case r == 0 || int(r) >= len(readable):
+				verdict = search.Ask // past the numbers, or numbered since
+			case !readable[r]:
+				return search.Refuse
+			}
+		}
+		if p.when != nil {
+			secs := stampSeconds(stamp)
+			if secs == 0 {
+				return search.Ask
+			}
+			// The update is within this second; the filters' times are
+			// spans, so the second's ends agreeing decide it.
+			first := time.Unix(secs, 0)
+			start, end := p.when(first), p.when(first.Add(time.Second-1))
+			switch {
+			case !start && !end:
+				return search.Refuse
+			case start != end:
+				verdict = search.Ask
+			}
+		}
+		return verdict
+	}
+}
+
 // candidatesLocked is the smallest indexed set of memories that holds
 // every one p admits (s.byKey when none is smaller); s.mu is held.
 func (p *memoryPredicate) candidatesLocked(s *memState) map[string]*memEntry {
@@ -217,19 +292,26 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 	case !includeSuperseded:
 		allow = func(id string) bool { return !s.supersededLocked(id) }
 	}
+	keep := p.keep(s, includeSuperseded)
+	keyword := func(depth int) []search.Hit {
+		if keep != nil {
+			return s.index.SearchStamped(query, depth, keep, allow)
+		}
+		return s.index.SearchFiltered(query, depth, allow)
+	}
 	depth := limit + 8 // slack for memories removed since the index answered
 	var kw, sem []search.Hit
 	kwScore := map[string]float64{}
 	semScore := map[string]float64{}
 	switch mode {
 	case tools.ModeKeyword:
-		kw = s.index.SearchFiltered(query, depth, allow)
+		kw = keyword(depth)
 	case tools.ModeSemantic:
 		sem = vectorHits(s.vindex.Search(qv, depth, allow))
 	default:
 		// As read_context's hybrid: every candidate is scored by both
 		// sides, BM25F (0 when no query term matches) and cosine.
-		kw = s.index.SearchFiltered(query, fusionDepth(limit), allow)
+		kw = keyword(fusionDepth(limit))
 		sem = vectorHits(s.vindex.Search(qv, fusionDepth(limit), allow))
 		for _, h := range sem {
 			semScore[h.ID] = h.Score

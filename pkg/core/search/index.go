@@ -17,6 +17,9 @@ type Fields struct {
 	Title    string
 	Headings []string
 	Body     string
+	// Stamp is the caller's, kept beside the document for SearchStamped's
+	// keep: a few of its attributes packed in a number, say.
+	Stamp uint64
 }
 
 // Hit is one ranked result: the document's id and its BM25F score.
@@ -151,6 +154,8 @@ type Index struct {
 	// apart: a search reads them for every posting it scores, and packed
 	// they share cache lines.
 	lens [][numFields]uint32
+	// stamps holds each document's Fields.Stamp, by document.
+	stamps []uint64
 
 	termIDs   map[string]uint32
 	terms     []termEntry
@@ -341,8 +346,10 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	d := alloc(&ix.docs, &ix.freeDocs)
 	if int(d) == len(ix.lens) {
 		ix.lens = append(ix.lens, a.lens)
+		ix.stamps = append(ix.stamps, doc.Stamp)
 	} else {
 		ix.lens[d] = a.lens
+		ix.stamps[d] = doc.Stamp
 	}
 	e := &ix.docs[d]
 	e.id = id
@@ -437,6 +444,7 @@ func (ix *Index) removeLocked(d uint32) {
 		}
 	}
 	ix.lens[d] = [numFields]uint32{}
+	ix.stamps[d] = 0
 	delete(ix.ids, e.id)
 	*e = docEntry{}
 	ix.freeDocs = append(ix.freeDocs, d)

@@ -426,12 +426,12 @@ func TestPrunedSearchMatchesWholeScoring(t *testing.T) {
 		}
 		for wi, weight := range weights {
 			for _, limit := range []int{1, 3, 10, 50} {
-				got, did := ix.search(q, limit, weight, true)
-				want, _ := ix.search(q, limit, weight, false)
+				got, did := ix.search(q, limit, ix.byID(weight), true)
+				want, _ := ix.search(q, limit, ix.byID(weight), false)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("query %q, weight %d, limit %d: pruned %v\nwhole %v", q, wi, limit, got, want)
 				}
-				if all, _ := ix.search(q, 0, weight, false); !reflect.DeepEqual(got, all[:min(limit, len(all))]) {
+				if all, _ := ix.search(q, 0, ix.byID(weight), false); !reflect.DeepEqual(got, all[:min(limit, len(all))]) {
 					t.Fatalf("query %q, weight %d, limit %d: %v\nhead of the full ranking %v", q, wi, limit, got, all[:min(limit, len(all))])
 				}
 				queries++
@@ -568,6 +568,65 @@ func TestChurnedIndexAgreesWithAFreshOne(t *testing.T) {
 			if got[i].ID != want[i].ID || math.Abs(got[i].Score-want[i].Score) > 1e-9 {
 				t.Fatalf("%q: hit %d %+v, fresh %+v", q, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// SearchStamped answers as SearchFiltered with keep's verdicts and allow
+// where keep asks it, asks allow of no other document, and reads the
+// stamp each document was last indexed with.
+func TestSearchStampedIsSearchFilteredAskingLess(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	vocab := []string{"alpha", "beta", "gamma", "delta", "omega", "sigma"}
+	ix := NewIndex()
+	stampOf := map[string]uint64{}
+	for i := range 3000 {
+		id := fmt.Sprintf("m%04d", rng.IntN(1500))
+		if i%7 == 0 {
+			ix.Remove(id)
+			delete(stampOf, id)
+			continue
+		}
+		words := make([]string, 3+rng.IntN(6))
+		for k := range words {
+			words[k] = vocab[rng.IntN(len(vocab))]
+		}
+		stamp := uint64(rng.IntN(8))
+		ix.Upsert(id, Fields{Body: strings.Join(words, " "), Stamp: stamp})
+		stampOf[id] = stamp
+	}
+	for want := range uint64(8) {
+		// Stamps below want are refused, want is asked about, the ones
+		// above are admitted as they are.
+		keep := func(stamp uint64) int {
+			switch {
+			case stamp < want:
+				return Refuse
+			case stamp > want:
+				return Admit
+			}
+			return Ask
+		}
+		allow := func(id string) bool { return id[len(id)-1] != '7' }
+		asked := 0
+		counted := func(id string) bool {
+			asked++
+			if stampOf[id] != want {
+				t.Fatalf("allow asked of %s, whose stamp %d keep decides", id, stampOf[id])
+			}
+			return allow(id)
+		}
+		for _, q := range []string{"alpha", "beta gamma", "omega sigma delta"} {
+			got := ix.SearchStamped(q, 10, keep, counted)
+			exp := ix.SearchFiltered(q, 10, func(id string) bool {
+				return stampOf[id] > want || stampOf[id] == want && allow(id)
+			})
+			if !reflect.DeepEqual(got, exp) {
+				t.Fatalf("stamp %d, %q: %v, want %v", want, q, got, exp)
+			}
+		}
+		if asked == 0 {
+			t.Fatalf("stamp %d: allow never asked", want)
 		}
 	}
 }

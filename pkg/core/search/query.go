@@ -51,13 +51,55 @@ func (ix *Index) SearchFiltered(query string, limit int, allow func(id string) b
 // weight 1. weight runs with the index's read lock held and must not call
 // back into the index.
 func (ix *Index) SearchWeighted(query string, limit int, weight func(id string) float64) []Hit {
+	hits, _ := ix.search(query, limit, ix.byID(weight), true)
+	return hits
+}
+
+// Verdicts of a SearchStamped keep.
+const (
+	Refuse = -1 // the document is not wanted
+	Ask    = 0  // allow decides
+	Admit  = 1  // the document is wanted; allow is not asked
+)
+
+// SearchStamped is SearchFiltered with keep asked first, of the stamp the
+// document was indexed with (Fields.Stamp): allow is asked only of the
+// documents keep answers Ask. keep reads a number the index holds beside
+// its own figures, where allow looks a document up by its id in the
+// caller's records, a cache miss each: a filter that most of a query's
+// documents fail was most of a filtered search's time. keep must never
+// Refuse a document allow accepts, nor Admit one it refuses.
+func (ix *Index) SearchStamped(query string, limit int, keep func(stamp uint64) int, allow func(id string) bool) []Hit {
+	weight := func(d uint32) float64 {
+		switch keep(ix.stamps[d]) {
+		case Refuse:
+			return 0
+		case Admit:
+			return 1
+		}
+		if allow != nil && !allow(ix.docs[d].id) {
+			return 0
+		}
+		return 1
+	}
 	hits, _ := ix.search(query, limit, weight, true)
 	return hits
 }
 
+// docWeight is a search's weight of document d (see SearchWeighted).
+type docWeight func(d uint32) float64
+
+// byID is weight asked by document id; nil for nil.
+func (ix *Index) byID(weight func(id string) float64) docWeight {
+	if weight == nil {
+		return nil
+	}
+	return func(d uint32) float64 { return weight(ix.docs[d].id) }
+}
+
 // search is SearchWeighted, which prunes lists when prune is set and says
 // whether it did; the tests compare it with the whole scoring.
-func (ix *Index) search(query string, limit int, weight func(id string) float64, prune bool) (hits []Hit, pruned bool) {
+func (ix *Index) search(query string, limit int, weight docWeight, prune bool) (hits []Hit, pruned bool) {
 	words := QueryTerms(query)
 	if len(words) == 0 {
 		return nil, false
@@ -281,12 +323,12 @@ type candidate struct {
 // the lists left, which hold restPostings, would cost about as much as
 // scoring them whole. weight is asked only of documents whose score
 // alone could decide.
-func (ix *Index) candidatesLocked(sc *scratch, left []termList, limit int, weight func(string) float64, rest float64, restPostings int) ([]candidate, float64, bool) {
+func (ix *Index) candidatesLocked(sc *scratch, left []termList, limit int, weight docWeight, rest float64, restPostings int) ([]candidate, float64, bool) {
 	weigh := func(d uint32) float64 {
 		if weight == nil {
 			return 1
 		}
-		return weight(ix.docs[d].id)
+		return weight(d)
 	}
 	touched := sc.touched
 	top := bestOf(len(touched), limit, func(i int) float64 {
@@ -444,7 +486,7 @@ func weighCandidates(sc *scratch, cands []candidate) []uint32 {
 // pickLocked returns the best limit of cands by their scores in sc weighed
 // by weight (when not nil), best first, equal scores by id, with a bounded
 // min-heap whose root is the worst hit kept so far.
-func (ix *Index) pickLocked(sc *scratch, cands []uint32, limit int, weight func(string) float64) []Hit {
+func (ix *Index) pickLocked(sc *scratch, cands []uint32, limit int, weight docWeight) []Hit {
 	if limit <= 0 || limit > len(cands) {
 		limit = len(cands)
 	}
@@ -482,14 +524,14 @@ func (ix *Index) pickLocked(sc *scratch, cands []uint32, limit int, weight func(
 			// the weight, which is at most 1.
 			continue
 		}
-		id := ix.docs[d].id
 		if weight != nil {
-			w := weight(id)
+			w := weight(d)
 			if w <= 0 {
 				continue
 			}
 			s *= w
 		}
+		id := ix.docs[d].id
 		h := Hit{ID: id, Score: s}
 		if len(hits) < limit {
 			hits = append(hits, h)

@@ -227,6 +227,9 @@ func ReadSnapshot(rd io.Reader) (ix *Index, stamp uint64, err error) {
 	}
 	ix.docs = make([]docEntry, r.count())
 	ix.lens = make([][numFields]uint32, len(ix.docs))
+	// Stamps are not kept: an index read back holds none (SearchStamped
+	// is for indexes built in the process).
+	ix.stamps = make([]uint64, len(ix.docs))
 	for i := range ix.docs {
 		d := &ix.docs[i]
 		d.id = r.string()
