@@ -46,6 +46,12 @@
 //     edges, write one repo at once into the three-replica task log, one
 //     event at a time (chains are for single-replica logs); every write
 //     lands once and none is built on a state that missed an event.
+//  10. TestClusterDocsBucketRestoredFromBackup: cue_docs put back from a
+//     backup taken before files were edited (older versions, at
+//     revisions below the edges' stores); the edges stop and rebuild,
+//     ingest publishes again the edits the restore took back, and an edit
+//     made afterwards, at a revision the old stores had passed, reaches
+//     both edges.
 //
 // Besides: TestClusterIngestContainer (the ingest image on mounted repos),
 // TestRolesOverContainerNetwork, TestEvalSciFactHybridHoldsKeyword, and
