@@ -156,6 +156,9 @@ type Index struct {
 	lens [][numFields]uint32
 	// stamps holds each document's Fields.Stamp, by document.
 	stamps []uint64
+	// termPos is Upsert's: by term id, the term's place among the
+	// document's terms, -1 between documents.
+	termPos []int32
 
 	termIDs   map[string]uint32
 	terms     []termEntry
@@ -189,37 +192,39 @@ func (ix *Index) Len() int {
 	return len(ix.ids)
 }
 
-// analyzed is a document reduced to per-term field frequencies, computed
-// before the index lock is taken.
+// analyzed is a document reduced to per-word field frequencies, computed
+// before the index lock is taken. Words become terms under the lock,
+// where the index knows most of them already (Upsert): stemming each
+// document's words here, most of them known, was a fifth of indexing.
 type analyzed struct {
 	lens [numFields]uint32
-	// terms are the document's distinct terms with their frequencies.
-	terms []analyzedTerm
-	// termOf maps each term's text, and words maps each word as written,
-	// to its place in terms, -1 for a stopword: a word's first sight
-	// decides, and every later one is one lookup. wordList holds the
-	// indexed words in the order they first appear, wordTerms their places
-	// in terms. joinedStops are stopwords a compound spells ("i-t"), which
-	// Tokenize keeps.
-	termOf      map[string]int32
+	// words maps each word as written to its place in wordList, -1 for a
+	// stopword: a word's first sight decides, and every later one is one
+	// lookup. wordList holds the indexed words in the order they first
+	// appear, wordTF their frequencies by field. joinedStops are stopwords
+	// a compound spells ("i-t"), which Tokenize keeps.
 	words       map[string]int32
 	wordList    []string
-	wordTerms   []int32
+	wordTF      [][numFields]uint16
 	joinedStops map[string]int32
 	// scratch is eachToken's buffer for the tokens it lowers or joins.
 	scratch []byte
+	// sids, tids and terms are Upsert's, kept for the next document.
+	sids, tids []uint32
+	terms      []docTerm
 }
 
-type analyzedTerm struct {
-	text string
-	tf   [numFields]uint16
+// docTerm is one of a document's terms with its frequencies by field.
+type docTerm struct {
+	tid uint32
+	tf  [numFields]uint16
 }
 
 // spareAnalyses holds analyses Upsert is done with: their maps, grown
 // afresh for every document, were a tenth of the garbage of indexing a
 // repository.
 var spareAnalyses = sync.Pool{New: func() any {
-	return &analyzed{termOf: make(map[string]int32), words: make(map[string]int32)}
+	return &analyzed{words: make(map[string]int32)}
 }}
 
 // release empties a, which shares its words with the document it was made
@@ -228,15 +233,14 @@ func (a *analyzed) release() {
 	// Clearing a map costs what it once held: maps a large document grew
 	// are dropped rather than cleared for every small one after it.
 	if len(a.words) > maxKeptWords {
-		a.termOf, a.words = make(map[string]int32), make(map[string]int32)
+		a.words = make(map[string]int32)
 	} else {
-		clear(a.termOf)
 		clear(a.words)
 	}
-	clear(a.terms)
 	clear(a.wordList)
 	clear(a.joinedStops)
-	a.terms, a.wordList, a.wordTerms, a.lens = a.terms[:0], a.wordList[:0], a.wordTerms[:0], [numFields]uint32{}
+	a.wordList, a.wordTF, a.lens = a.wordList[:0], a.wordTF[:0], [numFields]uint32{}
+	a.sids, a.tids, a.terms = a.sids[:0], a.tids[:0], a.terms[:0]
 	spareAnalyses.Put(a)
 }
 
@@ -277,7 +281,7 @@ func analyzeFields(doc Fields) *analyzed {
 			// spell a stopword ("i-t"); the word stays one in the map.
 			i = a.joinedStopword(w)
 		}
-		if tf := &a.terms[i].tf[f]; *tf < math.MaxUint16 {
+		if tf := &a.wordTF[i][f]; *tf < math.MaxUint16 {
 			*tf++
 		}
 		a.lens[f]++
@@ -295,19 +299,11 @@ func analyzeFields(doc Fields) *analyzed {
 	return a
 }
 
-// addWord adds word w, first seen, with its term, and returns the term's
-// place in a.terms.
+// addWord adds word w, first seen, and returns its place in a.wordList.
 func (a *analyzed) addWord(w string) int32 {
-	t := stem(w)
-	i, ok := a.termOf[t]
-	if !ok {
-		i = int32(len(a.terms))
-		a.terms = append(a.terms, analyzedTerm{text: t})
-		a.termOf[t] = i
-	}
 	a.wordList = append(a.wordList, w)
-	a.wordTerms = append(a.wordTerms, i)
-	return i
+	a.wordTF = append(a.wordTF, [numFields]uint16{})
+	return int32(len(a.wordList) - 1)
 }
 
 // joinedStopword is addWord for a compound's joined parts that spell a
@@ -324,7 +320,7 @@ func (a *analyzed) joinedStopword(w string) int32 {
 	return i
 }
 
-// unresolved marks a term or word Upsert has not found in the index yet.
+// unresolved marks a word Upsert has not found in the index.
 const unresolved = math.MaxUint32
 
 // Upsert indexes doc under id, replacing whatever id held before.
@@ -335,8 +331,6 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	// adds, so as not to hold whole texts.
 	a := analyzeFields(doc)
 	defer a.release()
-	tids := make([]uint32, len(a.terms))
-	sids := make([]uint32, len(a.wordList))
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -353,30 +347,39 @@ func (ix *Index) Upsert(id string, doc Fields) {
 	}
 	e := &ix.docs[d]
 	e.id = id
-	// A word the index holds already names its term: most of a document's
-	// terms are found through its words, one lookup each, and only the
-	// rest are looked up by their text.
-	for i := range tids {
-		tids[i] = unresolved
+	// A word the index holds names its term; only the others are stemmed
+	// and their terms looked up by text. New terms get their ids in the
+	// order their first words appear.
+	for _, w := range a.wordList {
+		if sid, ok := ix.surfaceIDs[w]; ok {
+			a.sids = append(a.sids, sid)
+			a.tids = append(a.tids, ix.surfaces[sid].term)
+		} else {
+			a.sids = append(a.sids, unresolved)
+			a.tids = append(a.tids, ix.termLocked(stem(w)))
+		}
 	}
-	for k, w := range a.wordList {
-		sid, ok := ix.surfaceIDs[w]
-		if !ok {
-			sids[k] = unresolved
+	// The words' frequencies gathered by term, in the order the terms
+	// first appear; termPos finds a term's place, and is reset after.
+	for len(ix.termPos) < len(ix.terms) {
+		ix.termPos = append(ix.termPos, -1)
+	}
+	for k, tid := range a.tids {
+		if at := ix.termPos[tid]; at >= 0 {
+			tf := &a.terms[at].tf
+			for f, n := range a.wordTF[k] {
+				tf[f] = uint16(min(int(tf[f])+int(n), math.MaxUint16))
+			}
 			continue
 		}
-		sids[k] = sid
-		tids[a.wordTerms[k]] = ix.surfaces[sid].term
+		ix.termPos[tid] = int32(len(a.terms))
+		a.terms = append(a.terms, docTerm{tid: tid, tf: a.wordTF[k]})
 	}
 	e.terms = make([]uint32, 0, len(a.terms))
-	for i, t := range a.terms {
-		tid := tids[i]
-		if tid == unresolved {
-			tid = ix.termLocked(t.text)
-			tids[i] = tid
-		}
-		e.terms = append(e.terms, tid)
-		ps := ix.terms[tid].postings
+	for _, t := range a.terms {
+		ix.termPos[t.tid] = -1
+		e.terms = append(e.terms, t.tid)
+		ps := ix.terms[t.tid].postings
 		p := posting{doc: d, tf: t.tf}
 		if n := len(ps); n == 0 || ps[n-1].doc < d {
 			ps = append(ps, p)
@@ -384,15 +387,15 @@ func (ix *Index) Upsert(id string, doc Fields) {
 			at, _ := slices.BinarySearchFunc(ps, d, cmpPosting)
 			ps = slices.Insert(ps, at, p)
 		}
-		te := &ix.terms[tid]
+		te := &ix.terms[t.tid]
 		te.postings = ps
 		te.bound(t.tf, &a.lens)
 	}
 	e.surfaces = make([]uint32, 0, len(a.wordList))
 	for k, w := range a.wordList {
-		sid := sids[k]
+		sid := a.sids[k]
 		if sid == unresolved {
-			sid = ix.newSurfaceLocked(w, tids[a.wordTerms[k]])
+			sid = ix.newSurfaceLocked(w, a.tids[k])
 		} else {
 			ix.surfaces[sid].docs++
 		}
