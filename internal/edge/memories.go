@@ -43,6 +43,8 @@ type memEntry struct {
 	text string
 	// subject is what memory.AutoSupersedesWith reads of its words.
 	subject memory.Subject
+	// stamp is the memory's in both indexes (memoryStamp).
+	stamp uint64
 }
 
 // memState is the in-memory view of cue_memories: the records, their
@@ -280,8 +282,8 @@ func (m *Materialiser) applyMemories(_ context.Context, entries []jetstream.KeyV
 		if c.e == nil {
 			s.index.Remove(c.key)
 		} else {
-			stamp := memoryStamp(c.e.rec.Kind, s.repos.id(c.e.rec.Repo), c.e.rec.UpdatedAt)
-			s.index.Upsert(c.key, memoryFields(&c.e.rec, stamp))
+			c.e.stamp = memoryStamp(c.e.rec.Kind, s.repos.id(c.e.rec.Repo), c.e.rec.UpdatedAt)
+			s.index.Upsert(c.key, memoryFields(&c.e.rec, c.e.stamp))
 		}
 	}
 	s.mu.Lock()
@@ -337,8 +339,14 @@ func (s *memState) putLocked(key string, e *memEntry) {
 			link(s.byChoice, ck, key)
 		}
 	}
-	if s.vindex == nil || s.vecText[key] == e.text {
-		return // a new confidence or count leaves the vector as it is
+	if s.vindex == nil {
+		return
+	}
+	if s.vecText[key] == e.text {
+		// A new confidence or count leaves the vector as it is; its stamp
+		// follows the record (an update time, a kind).
+		s.vindex.SetStamp(key, e.stamp)
+		return
 	}
 	// The vector embeds other text: drop it rather than rank by words the
 	// memory no longer holds, and embed the new text.
@@ -619,7 +627,7 @@ func (s *memState) storeVectors(m *Materialiser, keys, texts []string, vecs [][]
 		if e == nil || e.text != texts[i] {
 			continue // removed, or changed and queued again
 		}
-		if err := s.vindex.Upsert(k, []vector.Chunk{{Vector: vecs[i]}}); err != nil {
+		if err := s.vindex.UpsertStamped(k, []vector.Chunk{{Vector: vecs[i]}}, e.stamp); err != nil {
 			m.logger.Warn("memory vector does not fit the index; the memory stays keyword-only", "key", k, "model", m.model, "err", err)
 			continue
 		}

@@ -1,18 +1,23 @@
 package edge
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cuedeck/cuedeck/internal/access"
 	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/search"
+	"github.com/cuedeck/cuedeck/pkg/core/vector"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
-// Searching memories with the stamps' verdicts finds exactly what asking
-// every candidate's record finds, for each filter a stamp shows (kind,
+// Searching memories with the stamps' verdicts, by words and by vectors,
+// finds exactly what asking every candidate's record finds, for each filter a stamp shows (kind,
 // repo, a reader's repos, an age or a date) alone and together, with the
 // filters it does not show, and with superseded memories left out.
 func TestStampedMemorySearchFindsWhatTheRecordsFind(t *testing.T) {
@@ -60,6 +65,13 @@ func TestStampedMemorySearchFindsWhatTheRecordsFind(t *testing.T) {
 						t.Fatalf("filters %+v, reader %v, superseded %v, %q:\nstamped %v\nrecords %v", f, id.Repos, includeSuperseded, q, got, want)
 					}
 					checked++
+					qv, _ := hashEmbedder{}.Embed(context.Background(), []string{q})
+					gotV := s.vindex.SearchStamped(qv[0], 10, keep, allow)
+					wantV := s.vindex.Search(qv[0], 10, allow)
+					if !reflect.DeepEqual(gotV, wantV) {
+						s.mu.RUnlock()
+						t.Fatalf("vectors, filters %+v, reader %v, superseded %v, %q:\nstamped %v\nrecords %v", f, id.Repos, includeSuperseded, q, gotV, wantV)
+					}
 				}
 				s.mu.RUnlock()
 			}
@@ -67,5 +79,52 @@ func TestStampedMemorySearchFindsWhatTheRecordsFind(t *testing.T) {
 	}
 	if checked < 500 {
 		t.Fatalf("only %d searches compared", checked)
+	}
+}
+
+// One keep serves both indexes: their verdicts must mean the same.
+func TestStampVerdictsAgree(t *testing.T) {
+	if search.Refuse != vector.Refuse || search.Ask != vector.Ask || search.Admit != vector.Admit {
+		t.Fatalf("search's verdicts %d %d %d, vector's %d %d %d", search.Refuse, search.Ask, search.Admit, vector.Refuse, vector.Ask, vector.Admit)
+	}
+}
+
+// A memory said again (same words, a later update time) keeps its vector,
+// and the vector's stamp follows the record: a search for the last hours
+// finds it by vectors as by words.
+func TestStampFollowsARecordWhoseVectorStays(t *testing.T) {
+	recs := memoryCorpus(600)
+	m := loadedMemories(t, recs)
+	defer m.Close()
+	rec := recs[0] // updated 2026-11-01 00:00
+	rec.UpdatedAt = time.Date(2026, 11, 2, 11, 0, 0, 0, time.UTC)
+	rec.Extractions++
+	b, err := events.Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := events.MemoryKey(rec.Repo, rec.Hash)
+	if err := m.applyMemories(context.Background(), []jetstream.KeyValueEntry{kvEntry{key, b, uint64(len(recs) + 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	s := m.mems
+	if n := len(s.pending); n != 0 {
+		t.Fatalf("%d memories wait for a vector: the words did not change", n)
+	}
+	p, err := m.memoryFilter(&tools.MemoryFilters{Since: "2h", Repo: rec.Repo}, access.Identity{}, time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	allow := func(k string) bool { return p.admitsLocked(s, k) }
+	keep := p.keep(s, true)
+	qv, _ := hashEmbedder{}.Embed(context.Background(), []string{rec.Content})
+	hits := s.vindex.SearchStamped(qv[0], 5, keep, allow)
+	if len(hits) == 0 || hits[0].ID != key {
+		t.Fatalf("vectors found %v for the memory said again, want %s first", hits, key)
+	}
+	if kw := s.index.SearchStamped(rec.Content, 5, keep, allow); len(kw) == 0 || kw[0].ID != key {
+		t.Fatalf("words found %v, want %s first", kw, key)
 	}
 }

@@ -299,6 +299,12 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 		}
 		return s.index.SearchFiltered(query, depth, allow)
 	}
+	semantic := func(depth int) []search.Hit {
+		if keep != nil {
+			return vectorHits(s.vindex.SearchStamped(qv, depth, keep, allow))
+		}
+		return vectorHits(s.vindex.Search(qv, depth, allow))
+	}
 	depth := limit + 8 // slack for memories removed since the index answered
 	var kw, sem []search.Hit
 	kwScore := map[string]float64{}
@@ -307,12 +313,12 @@ func (e *Edge) rankMemories(ctx context.Context, query, mode string, limit int, 
 	case tools.ModeKeyword:
 		kw = keyword(depth)
 	case tools.ModeSemantic:
-		sem = vectorHits(s.vindex.Search(qv, depth, allow))
+		sem = semantic(depth)
 	default:
 		// As read_context's hybrid: every candidate is scored by both
 		// sides, BM25F (0 when no query term matches) and cosine.
 		kw = keyword(fusionDepth(limit))
-		sem = vectorHits(s.vindex.Search(qv, fusionDepth(limit), allow))
+		sem = semantic(fusionDepth(limit))
 		for _, h := range sem {
 			semScore[h.ID] = h.Score
 		}

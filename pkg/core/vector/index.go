@@ -52,6 +52,8 @@ type doc struct {
 	id    string
 	first int // first row
 	n     int // rows; 0 marks a free slot
+	// stamp is the caller's number for SearchStamped's keep.
+	stamp uint64
 }
 
 type lineRange struct{ start, end int32 }
@@ -93,6 +95,27 @@ func (ix *Index) Dimensions() int { return ix.dims }
 // A vector whose length is not Dimensions fails with ErrDimensions and
 // leaves the index unchanged.
 func (ix *Index) Upsert(id string, chunks []Chunk) error {
+	return ix.upsert(id, chunks, 0, false)
+}
+
+// UpsertStamped is Upsert that also sets the stamp SearchStamped's keep
+// reads of id (see search.Fields.Stamp).
+func (ix *Index) UpsertStamped(id string, chunks []Chunk, stamp uint64) error {
+	return ix.upsert(id, chunks, stamp, true)
+}
+
+// SetStamp sets id's stamp; an unknown id is a no-op.
+func (ix *Index) SetStamp(id string, stamp uint64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if slot, ok := ix.byID[id]; ok {
+		ix.docs[slot].stamp = stamp
+	}
+}
+
+// upsert is Upsert, setting the stamp when stamped and keeping the one id
+// had otherwise.
+func (ix *Index) upsert(id string, chunks []Chunk, stamp uint64, stamped bool) error {
 	for i, c := range chunks {
 		if c.Dims() != ix.dims {
 			return fmt.Errorf("%w: %s chunk %d has %d, want %d", ErrDimensions, id, i, c.Dims(), ix.dims)
@@ -105,9 +128,13 @@ func (ix *Index) Upsert(id string, chunks []Chunk) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	slot, ok := ix.byID[id]
+	if ok && !stamped {
+		stamp = ix.docs[slot].stamp
+	}
 	if ok && ix.docs[slot].n == len(chunks) {
 		// Same shape: overwrite in place.
 		ix.writeLocked(ix.docs[slot].first, chunks)
+		ix.docs[slot].stamp = stamp
 		return nil
 	}
 	if ok {
@@ -129,7 +156,7 @@ func (ix *Index) Upsert(id string, chunks []Chunk) error {
 		ix.scales = append(ix.scales, 0)
 		ix.lines = append(ix.lines, lineRange{})
 	}
-	ix.docs[slot] = doc{id: id, first: first, n: len(chunks)}
+	ix.docs[slot] = doc{id: id, first: first, n: len(chunks), stamp: stamp}
 	ix.writeLocked(first, chunks)
 	ix.maybeCompactLocked()
 	return nil
@@ -269,6 +296,37 @@ const parallelRows = 4096
 // the index's read lock held, and must not call back into the index. A
 // query of the wrong length returns nil.
 func (ix *Index) Search(query []float32, k int, allow func(id string) bool) []Hit {
+	if allow == nil {
+		return ix.search(query, k, nil)
+	}
+	return ix.search(query, k, func(slot int) bool { return allow(ix.docs[slot].id) })
+}
+
+// Verdicts of a SearchStamped keep, as search's.
+const (
+	Refuse = -1
+	Ask    = 0
+	Admit  = 1
+)
+
+// SearchStamped is Search with keep asked first, of the stamp each
+// document was stored with (UpsertStamped, SetStamp): allow is asked only
+// of the documents keep answers Ask. keep must never Refuse a document
+// allow accepts, nor Admit one it refuses.
+func (ix *Index) SearchStamped(query []float32, k int, keep func(stamp uint64) int, allow func(id string) bool) []Hit {
+	return ix.search(query, k, func(slot int) bool {
+		switch keep(ix.docs[slot].stamp) {
+		case Refuse:
+			return false
+		case Admit:
+			return true
+		}
+		return allow == nil || allow(ix.docs[slot].id)
+	})
+}
+
+// search is Search with the filter asked by document slot.
+func (ix *Index) search(query []float32, k int, allow func(slot int) bool) []Hit {
 	if len(query) != ix.dims || k <= 0 {
 		return nil
 	}
@@ -337,7 +395,7 @@ func (ix *Index) scan(query []float32, lo, hi int, best []bestRow) {
 // is nil). allow is asked only of a document that would enter the best
 // k, not of every one: with 100,000 memories and a filter, asking each
 // up front took 50 of a search's 52 ms, while scoring them all takes 2.
-func (ix *Index) topLocked(best []bestRow, k int, allow func(id string) bool) []Hit {
+func (ix *Index) topLocked(best []bestRow, k int, allow func(slot int) bool) []Hit {
 	hits := make([]Hit, 0, min(k, len(ix.byID)))
 	less := func(a, b Hit) int { // best first
 		if a.Score != b.Score {
@@ -354,7 +412,7 @@ func (ix *Index) topLocked(best []bestRow, k int, allow func(id string) bool) []
 			continue
 		}
 		if len(hits) < k {
-			if allow != nil && !allow(ix.docs[slot].id) {
+			if allow != nil && !allow(slot) {
 				continue
 			}
 			hits = append(hits, hit(slot, b))
@@ -370,7 +428,7 @@ func (ix *Index) topLocked(best []bestRow, k int, allow func(id string) bool) []
 		if s := float64(b.score); s < worst.Score || s == worst.Score && ix.docs[slot].id > worst.ID {
 			continue
 		}
-		if allow != nil && !allow(ix.docs[slot].id) {
+		if allow != nil && !allow(slot) {
 			continue
 		}
 		h := hit(slot, b)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -342,6 +343,75 @@ func TestTiesGoToTheSmallerID(t *testing.T) {
 				if got[i].ID != want[i].ID || got[i].Chunk != want[i].Chunk {
 					t.Fatalf("k=%d hit %d: got %s chunk %d, want %s chunk %d", k, i, got[i].ID, got[i].Chunk, want[i].ID, want[i].Chunk)
 				}
+			}
+		}
+	}
+}
+
+// SearchStamped answers as Search with keep's verdicts and allow where
+// keep asks it, and asks allow of no other document; a stamp follows its
+// document through a rewrite in place, a reshaping, SetStamp and
+// compaction, and Upsert keeps it.
+func TestSearchStampedIsSearchAskingLess(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const dims = 32
+	ix := New(dims)
+	stampOf := map[string]uint64{}
+	for i := range 4000 {
+		id := fmt.Sprintf("d%04d", rng.IntN(800))
+		switch {
+		case i%9 == 0:
+			ix.Delete(id)
+			delete(stampOf, id)
+		case i%5 == 0 && stampOf[id] != 0:
+			stamp := uint64(1 + rng.IntN(6))
+			ix.SetStamp(id, stamp)
+			stampOf[id] = stamp
+		case i%7 == 0 && stampOf[id] != 0:
+			// Upsert without a stamp keeps the one the document has.
+			chunks := make([]Chunk, 1+rng.IntN(3))
+			for c := range chunks {
+				chunks[c] = Chunk{Vector: unit(rng, dims)}
+			}
+			if err := ix.Upsert(id, chunks); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			chunks := make([]Chunk, 1+rng.IntN(3))
+			for c := range chunks {
+				chunks[c] = Chunk{Vector: unit(rng, dims)}
+			}
+			stamp := uint64(1 + rng.IntN(6))
+			if err := ix.UpsertStamped(id, chunks, stamp); err != nil {
+				t.Fatal(err)
+			}
+			stampOf[id] = stamp
+		}
+	}
+	for want := uint64(1); want <= 6; want++ {
+		keep := func(stamp uint64) int {
+			switch {
+			case stamp < want:
+				return Refuse
+			case stamp > want:
+				return Admit
+			}
+			return Ask
+		}
+		allow := func(id string) bool { return id[len(id)-1] != '3' }
+		for range 20 {
+			q := unit(rng, dims)
+			got := ix.SearchStamped(q, 10, keep, func(id string) bool {
+				if stampOf[id] != want {
+					t.Fatalf("allow asked of %s, whose stamp %d keep decides", id, stampOf[id])
+				}
+				return allow(id)
+			})
+			exp := ix.Search(q, 10, func(id string) bool {
+				return stampOf[id] > want || stampOf[id] == want && allow(id)
+			})
+			if !reflect.DeepEqual(got, exp) {
+				t.Fatalf("stamp %d: %v, want %v", want, got, exp)
 			}
 		}
 	}
