@@ -31,6 +31,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "e2e: set TESTCONTAINERS_RYUK_DISABLED=true (the reaper image cannot be pulled here); `make e2e` does")
 		os.Exit(2)
 	}
+	// As `make e2e` does: with a local engine, published ports answer on
+	// loopback, and testcontainers would otherwise dial the default
+	// gateway's address (in a sandbox, one nothing listens on: every
+	// cluster test then fails at once with "no servers available").
+	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+		if h := os.Getenv("DOCKER_HOST"); h == "" || strings.HasPrefix(h, "unix://") {
+			os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+		}
+	}
 	os.Exit(m.Run())
 }
 
