@@ -17,15 +17,7 @@ import (
 // release), so what it accepts it reads as encoding/json would, and
 // anything else still decodes as it did before.
 func Unmarshal(data []byte, v any) error {
-	if jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true)) == nil {
-		return nil
-	}
-	// Whatever v2 set before it gave up goes, so that encoding/json
-	// decodes into what the caller passed.
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		rv.Elem().SetZero()
-	}
-	return json.Unmarshal(data, v)
+	return unmarshal(data, v, jsonv2.RejectUnknownMembers(true))
 }
 
 // UnmarshalFields is Unmarshal into a struct of only the fields wanted,
@@ -33,7 +25,14 @@ func Unmarshal(data []byte, v any) error {
 // tagged): members v does not have are skipped instead of sending the
 // decoding to encoding/json.
 func UnmarshalFields(data []byte, v any) error {
-	if jsonv2.Unmarshal(data, v) == nil {
+	return unmarshal(data, v)
+}
+
+// unmarshal decodes with v2 under opts and, when v2 refuses, with
+// encoding/json into what the caller passed: whatever v2 set before it
+// gave up goes first.
+func unmarshal(data []byte, v any, opts ...jsonv2.Options) error {
+	if jsonv2.Unmarshal(data, v, opts...) == nil {
 		return nil
 	}
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
