@@ -2,11 +2,7 @@ package search
 
 import (
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -174,25 +170,7 @@ func BenchmarkUpsert(b *testing.B) {
 // indexes them: real identifiers and comments rather than a generated
 // vocabulary.
 func BenchmarkUpsertGoroot(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
-	var docs []Fields
-	total := 0
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || len(docs) == 2000 {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".go") {
-			data, err := os.ReadFile(p)
-			if err == nil {
-				docs = append(docs, Fields{Path: strings.TrimPrefix(p, root+"/"), Body: string(data)})
-				total += len(data)
-			}
-		}
-		return nil
-	})
-	if len(docs) == 0 {
-		b.Skip("no Go source under GOROOT:", root)
-	}
+	docs, total := gorootDocs(b, 2000, func(path, _ string) bool { return strings.HasSuffix(path, ".go") })
 	b.SetBytes(int64(total))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -14,25 +14,7 @@ import (
 // edge's first index of a repository does: BenchmarkUpsertGoroot's later
 // rounds find every stem remembered.
 func BenchmarkUpsertFirstIndex(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
-	var docs []Fields
-	total := 0
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || len(docs) == 5000 {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			data, err := os.ReadFile(p)
-			if err == nil && !strings.ContainsRune(string(data), 0) {
-				docs = append(docs, Fields{Path: strings.TrimPrefix(p, root+"/"), Body: string(data)})
-				total += len(data)
-			}
-		}
-		return nil
-	})
-	if len(docs) == 0 {
-		b.Skip("no Go source under GOROOT:", root)
-	}
+	docs, total := gorootDocs(b, 5000, func(path, data string) bool { return !strings.ContainsRune(data, 0) })
 	b.SetBytes(int64(total))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -44,4 +26,28 @@ func BenchmarkUpsertFirstIndex(b *testing.B) {
 			ix.Upsert(d.Path, d)
 		}
 	}
+}
+
+// gorootDocs reads the first n files of the Go standard library's source
+// (walk order) that want takes, as documents by their path under src, with
+// their bytes in all; it skips the benchmark when there is none.
+func gorootDocs(b *testing.B, n int, want func(path, data string) bool) (docs []Fields, total int) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || len(docs) == n {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			if err == nil && want(p, string(data)) {
+				docs = append(docs, Fields{Path: strings.TrimPrefix(p, root+"/"), Body: string(data)})
+				total += len(data)
+			}
+		}
+		return nil
+	})
+	if len(docs) == 0 {
+		b.Skip("no Go source under GOROOT:", root)
+	}
+	return docs, total
 }
