@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/indexer"
@@ -253,4 +255,92 @@ func TestCardWriteBackThroughASymlinkOutNamesTheRemedy(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("write-back wrote outside the repository: %v", entries)
 	}
+}
+
+// The task log is restored from a backup taken before an MCP change that
+// was since written back into its card, while ingest runs. The card is
+// the task's truth once written: replaying the older log from its start
+// must not write its older state over the card, and the log must learn
+// the card's state again.
+func TestRestoredTaskLogDoesNotUndoAWrittenBackCard(t *testing.T) {
+	conn, dir, board, _, _ := cardsPipeline(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*within)
+	defer cancel()
+	full := filepath.Join(dir, filepath.FromSlash(cardPath))
+
+	task, _ := board.Task("r", "abc123")
+	task.Status = "active"
+	task.Updated = time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, within, "the first change written back", func() bool {
+		b, _ := os.ReadFile(full)
+		return strings.Contains(string(b), "status: active")
+	})
+	backup := readLog(t, conn)
+
+	task.Status = "done"
+	task.Updated = time.Date(2026, 1, 4, 9, 0, 0, 0, time.UTC)
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, within, "the later change written back", func() bool {
+		b, _ := os.ReadFile(full)
+		return strings.Contains(string(b), "status: done")
+	})
+
+	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range backup {
+		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A board that reads the restored log from its start: it must come to
+	// the card's state, and stay there.
+	restored := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board of the restored log", restored.Run)
+	bustest.Eventually(t, 2*within, "the card's state in the restored log", func() bool {
+		got, _ := restored.Task("r", "abc123")
+		return got.Status == "done"
+	})
+	if b, _ := os.ReadFile(full); !strings.Contains(string(b), "status: done") {
+		t.Fatalf("the card was set back by the restored log:\n%s", b)
+	}
+}
+
+// readLog reads every event of the task log as a backup holds it: without
+// the writers' compare-and-set expectations, which held against this log.
+func readLog(t *testing.T, conn *bus.Conn) []*nats.Msg {
+	t.Helper()
+	ctx := context.Background()
+	st, err := conn.JS.Stream(ctx, events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*nats.Msg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		raw, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := nats.NewMsg(raw.Subject)
+		m.Data = raw.Data
+		for k, vs := range raw.Header {
+			if !strings.HasPrefix(k, "Nats-Expected-") {
+				m.Header[k] = vs
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
