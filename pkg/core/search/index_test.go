@@ -630,3 +630,35 @@ func TestSearchStampedIsSearchFilteredAskingLess(t *testing.T) {
 		}
 	}
 }
+
+// TestFilledNormsGiveGainsFloats: the long lists a search scores with the
+// normalisations filled in advance (gainFilled) get the very floats the
+// lazily filled ones give (gain), which Scores and the pruning's look-ups
+// use, for lengths below the cache and past it.
+func TestFilledNormsGiveGainsFloats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	ix := NewIndex()
+	for k := range 1500 {
+		body := strings.Repeat("filler ", rng.IntN(400)) + "common"
+		ix.Upsert(fmt.Sprintf("d%04d", k), Fields{Path: "src/common.go", Title: "common title", Body: body})
+	}
+	lazy, filled := getScratch(len(ix.docs)), getScratch(len(ix.docs))
+	defer putScratch(lazy)
+	defer putScratch(filled)
+	lists := ix.listsLocked(lazy, []string{"common", "filler"})
+	filled.norms.avg = lazy.norms.avg
+	filled.norms.fill()
+	checked := 0
+	for _, l := range lists {
+		for k := range ix.terms[l.tid].postings {
+			p := &ix.terms[l.tid].postings[k]
+			if got, want := ix.gainFilled(filled, l, p), ix.gain(lazy, l, p); got != want {
+				t.Fatalf("doc %d, term %s: filled %v, lazy %v", p.doc, ix.terms[l.tid].text, got, want)
+			}
+			checked++
+		}
+	}
+	if checked < 2000 {
+		t.Fatalf("%d postings compared", checked)
+	}
+}

@@ -267,6 +267,25 @@ func (ix *Index) gain(sc *scratch, l termList, p *posting) float64 {
 	return l.scale * tf / (tf + k1)
 }
 
+// gainFilled is gain once sc.norms.fill has run: the normalisation of a
+// length below normCache is read, not computed on first use, which spares
+// a posting two branches per field on the long lists a query of common
+// words scores. The floats are gain's.
+func (ix *Index) gainFilled(sc *scratch, l termList, p *posting) float64 {
+	lens := &ix.lens[p.doc]
+	var tf float64
+	for f := range numFields {
+		var nm float64
+		if n := lens[f]; n < normCache {
+			nm = sc.norms.inv[f][n]
+		} else {
+			nm = sc.norms.of(f, n)
+		}
+		tf += fieldWeights[f] * float64(p.tf[f]) * nm
+	}
+	return l.scale * tf / (tf + k1)
+}
+
 // norms are a query's length normalisations, 1 / (1 - b + b·len/avg), per
 // field: a division a posting need not pay again for a length seen before.
 type norms struct {
@@ -276,6 +295,19 @@ type norms struct {
 }
 
 const normCache = 256
+
+// fill computes every normalisation below normCache (those of a field no
+// document has are 0, as of returns them).
+func (nm *norms) fill() {
+	for f := range numFields {
+		if nm.avg[f] == 0 {
+			continue
+		}
+		for length := range uint32(normCache) {
+			nm.inv[f][length] = 1 / (1 - b + b*float64(length)/nm.avg[f])
+		}
+	}
+}
 
 func (nm *norms) of(f int, length uint32) float64 {
 	if nm.avg[f] == 0 {
@@ -294,13 +326,28 @@ func (nm *norms) of(f int, length uint32) float64 {
 
 func (ix *Index) scoreTermLocked(sc *scratch, l termList) {
 	ps := ix.terms[l.tid].postings
+	// Filling the normalisations costs about what a thousand postings do.
+	if !sc.filled && len(ps) >= 1024 {
+		sc.norms.fill()
+		sc.filled = true
+	}
+	if !sc.filled {
+		for k := range ps {
+			p := &ps[k]
+			if sc.scores[p.doc] == 0 {
+				sc.touched = append(sc.touched, p.doc)
+			}
+			sc.scores[p.doc] += ix.gain(sc, l, p)
+		}
+		return
+	}
 	for k := range ps {
 		p := &ps[k]
 		if sc.scores[p.doc] == 0 {
 			sc.touched = append(sc.touched, p.doc)
 		}
 		// idf > 0 and tf > 0, so a touched document never scores 0.
-		sc.scores[p.doc] += ix.gain(sc, l, p)
+		sc.scores[p.doc] += ix.gainFilled(sc, l, p)
 	}
 }
 
@@ -673,6 +720,7 @@ func abs(x int) int {
 // little more than its result.
 type scratch struct {
 	norms   norms
+	filled  bool // norms.fill has run
 	scores  []float64
 	touched []uint32
 	// cands are the documents still in the running once a query prunes.
@@ -698,6 +746,6 @@ func putScratch(sc *scratch) {
 		sc.scores[d] = 0
 	}
 	sc.touched = sc.touched[:0]
-	sc.norms = norms{}
+	sc.norms, sc.filled = norms{}, false
 	scratchPool.Put(sc)
 }
