@@ -99,6 +99,16 @@ func TestBenchRepoReportsEveryFigure(t *testing.T) {
 	}
 	if d := rep.Disk; d == nil || d.CacheBytes <= 0 || d.CacheAllocatedBytes <= 0 || d.SourceBytes <= 0 || d.Ratio <= 0 {
 		t.Errorf("disk: %+v", rep.Disk)
+	} else {
+		var sum int64
+		names := map[string]bool{}
+		for _, p := range d.Parts {
+			sum += p.AllocatedBytes
+			names[p.Name] = true
+		}
+		if sum != d.CacheAllocatedBytes || !names["KV_cue_docs"] || !names["state/edge"] {
+			t.Errorf("disk parts %+v: sum %d of %d, want KV_cue_docs and state/edge among them", d.Parts, sum, d.CacheAllocatedBytes)
+		}
 	}
 	c := rep.Lifecycle
 	if c.StopSeconds <= 0 || c.RestartDetachSeconds <= 0 || c.RestartReadySeconds < c.RestartDetachSeconds ||

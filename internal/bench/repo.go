@@ -222,6 +222,9 @@ type RepoDisk struct {
 	// CacheAllocatedBytes / SourceBytes.
 	SourceBytes int64 `json:"source_bytes"`
 	Ratio       Ratio `json:"ratio"`
+	// Parts are CacheAllocatedBytes by stream and role state, largest
+	// first.
+	Parts []DiskPart `json:"parts,omitempty"`
 }
 
 // RepoCycle times stopping and restarting with nothing changed.
@@ -530,11 +533,11 @@ func (b *repoRun) measure(ctx context.Context, logPath string) error {
 	r.Memory.CPUSeconds = Seconds((b.up.cmd.ProcessState.UserTime() + b.up.cmd.ProcessState.SystemTime()).Seconds())
 	b.up = nil
 
-	apparent, allocated, err := diskUsage(b.ws.Cache())
+	parts, apparent, allocated, err := diskParts(b.ws.Cache())
 	if err != nil {
 		return err
 	}
-	r.Disk = &RepoDisk{CacheBytes: apparent, CacheAllocatedBytes: allocated, SourceBytes: sourceBytes}
+	r.Disk = &RepoDisk{CacheBytes: apparent, CacheAllocatedBytes: allocated, SourceBytes: sourceBytes, Parts: parts}
 	if sourceBytes > 0 {
 		r.Disk.Ratio = Ratio(float64(allocated) / float64(sourceBytes))
 	}

@@ -35,6 +35,9 @@ func (r *RepoReport) WriteTable(w io.Writer) error {
 	if d := r.Disk; d != nil {
 		fmt.Fprintf(w, "disk        .cuedeck/.cache %s on disk (%s apparent) for %s of indexed source: %.2f×\n",
 			byteSize(d.CacheAllocatedBytes), byteSize(d.CacheBytes), byteSize(d.SourceBytes), float64(d.Ratio))
+		if len(d.Parts) > 0 {
+			fmt.Fprintf(w, "            of which %s\n", diskPartsText(d.Parts, 6))
+		}
 	}
 	c := r.Lifecycle
 	fmt.Fprintf(w, "stop        cue down %.2f s\n", c.StopSeconds)
@@ -108,4 +111,25 @@ func yes(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// diskPartsText lists the first n parts with their sizes and the rest as
+// one sum.
+func diskPartsText(parts []DiskPart, n int) string {
+	var b strings.Builder
+	var rest int64
+	for i, p := range parts {
+		if i >= n {
+			rest += p.AllocatedBytes
+			continue
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s", p.Name, byteSize(p.AllocatedBytes))
+	}
+	if rest > 0 {
+		fmt.Fprintf(&b, ", %d more %s", len(parts)-n, byteSize(rest))
+	}
+	return b.String()
 }

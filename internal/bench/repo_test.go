@@ -189,3 +189,44 @@ func TestPeakRSSOfThisProcess(t *testing.T) {
 		t.Fatal("a process that does not exist has a peak RSS")
 	}
 }
+
+// A cache's size is told by part: each stream of the embedded server and
+// each role's state, the largest first, the rest as other; the parts sum
+// to the total.
+func TestDiskPartsNameStreamsAndStates(t *testing.T) {
+	dir := t.TempDir()
+	for p, n := range map[string]int{
+		"nats/jetstream/$G/streams/KV_cue_vectors/msgs/1.blk": 64 << 10,
+		"nats/jetstream/$G/streams/KV_cue_vectors/msgs/2.blk": 32 << 10,
+		"nats/jetstream/$G/streams/KV_cue_docs/msgs/1.blk":    48 << 10,
+		"nats/jetstream/$G/streams/KV_cue_docs/meta.inf":      100,
+		"state/edge/000001.sst":                               40 << 10,
+		"state/embed/000001.sst":                              8 << 10,
+		"FORMAT":                                              10,
+	} {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(strings.Repeat("x", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts, _, allocated, err := diskParts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var sum int64
+	for _, p := range parts {
+		names = append(names, p.Name)
+		sum += p.AllocatedBytes
+	}
+	want := []string{"KV_cue_vectors", "KV_cue_docs", "state/edge", "state/embed", "other"}
+	if !slices.Equal(names, want) || sum != allocated {
+		t.Fatalf("parts %+v (sum %d of %d), want %v largest first", parts, sum, allocated, want)
+	}
+	if got := diskPartsText(parts, 2); !strings.HasPrefix(got, "KV_cue_vectors ") || !strings.Contains(got, ", KV_cue_docs ") || !strings.Contains(got, ", 3 more ") {
+		t.Errorf("text %q", got)
+	}
+}
