@@ -47,6 +47,9 @@ type ClusterOptions struct {
 	// watching each, bind-mounted read-only at /repos/<name>. The
 	// directories must be readable by uid 65534 (the images' user).
 	Repos map[string]string
+	// ReposWritable mounts the repos read-write, for card write-back: the
+	// directories must then be writable by uid 65534.
+	ReposWritable bool
 	// Extractors to start, with ExtractorArgs after the common flags.
 	Extractors    int
 	ExtractorArgs []string
@@ -196,7 +199,11 @@ func StartCluster(ctx context.Context, t testing.TB, opts ClusterOptions) *Clust
 		var binds []string
 		for name, dir := range opts.Repos {
 			args = append(args, "--repo", name+"=/repos/"+name)
-			binds = append(binds, dir+":/repos/"+name+":ro")
+			mode := ":ro"
+			if opts.ReposWritable {
+				mode = ":rw"
+			}
+			binds = append(binds, dir+":/repos/"+name+mode)
 		}
 		n, err := c.start(ctx, "cuedeck/ingest:"+tag(), "ingest",
 			testcontainers.WithCmd(append(args, opts.IngestArgs...)...),

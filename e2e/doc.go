@@ -52,6 +52,11 @@
 //     ingest publishes again the edits the restore took back, and an edit
 //     made afterwards, at a revision the old stores had passed, reaches
 //     both edges.
+//  11. TestClusterTaskLogRestoredFromBackup: CUE_TASKS put back from a
+//     backup taken before tasks were created and changed over MCP and
+//     written back into their cards (the repos mounted read-write); no
+//     card is set back, the cards' tasks and states reach the restored
+//     log again, both edges list them, and later changes land once.
 //
 // Besides: TestClusterIngestContainer (the ingest image on mounted repos),
 // TestRolesOverContainerNetwork, TestEvalSciFactHybridHoldsKeyword, and
