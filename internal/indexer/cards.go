@@ -154,7 +154,7 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 }
 
 // stillCurrent returns errNoChange when the card's record in cue_docs is
-// no longer the one of ingest sequence seq. It runs inside Mutate's build,
+// of a later ingest sequence than seq. It runs inside Mutate's build,
 // on every attempt: another indexer process that stored a newer version
 // of the card stores its record before appending, so either this check
 // sees it, or that append moves the log and this attempt is rebuilt. The
@@ -175,7 +175,10 @@ func (s *Service) stillCurrent(ctx context.Context, repo, path string, seq uint6
 	if err != nil {
 		return fmt.Errorf("indexer: re-read the record of card %s/%s: %w", repo, path, err)
 	}
-	if rec.SourceSeq != seq {
+	// An older record is a read from a replica that has not applied the
+	// one this change stored yet (reads of a replicated bucket may be
+	// served by any replica): the change is current.
+	if rec.SourceSeq > seq {
 		return errNoChange
 	}
 	return nil

@@ -162,3 +162,35 @@ func TestCardVersionsFromTwoIndexersKeepTheNewest(t *testing.T) {
 		t.Fatalf("a stale version reached the task log: %+v", got)
 	}
 }
+
+// On a replicated cue_docs a read may come from a replica that has not
+// applied the record just written: it answers an older version of the
+// card. Only a newer version makes a card's change stale; an older one
+// must not drop it (it would never be published, with its event acked).
+func TestCardChangePublishedThoughTheRecordReadsOlder(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	runBoard(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const p = ".cuedeck/cards/abc123.md"
+	if err := s.Handle(ctx, events.Envelope{StreamSeq: 2, Event: upsert(p, cardV1)}); err != nil {
+		t.Fatal(err)
+	}
+	// The record of sequence 5 was written; the read answers sequence 2.
+	done := strings.Replace(cardV1, "status: todo", "status: done", 1)
+	ch := s.parseCard(ctx, &events.DocRecord{Repo: "r", Path: p}, done)
+	ch.seq = 5
+	if err := s.Board().Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.publishCard(ctx, "r", p, ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Board().Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Board().Task("r", "abc123"); got.Status != "done" {
+		t.Fatalf("the card's change was dropped on an older read of its record: %+v", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,6 +45,10 @@ func (s *Service) followTasks(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errTaskLogReplaced) {
+			// followTasksOnce says what it found when it starts again.
+			continue
+		}
 		s.logger.Warn("ingest: following the task log failed; retrying", "stream", events.TasksStream, "err", err)
 		select {
 		case <-ctx.Done():
@@ -58,7 +63,22 @@ type pendingTask struct {
 	repo *repo
 	seq  uint64
 	ev   events.TaskEvent
+	// replayed is true for an event of a log write-back found replaced,
+	// up to where that log ended then: the cards were written from the
+	// log before it, so such an event is written back only where the card
+	// is missing or holds an older change (writeTask's onlyNewer).
+	replayed bool
 }
+
+// errTaskLogReplaced stops one following of the task log when the log is
+// found to be another incarnation than the one it started in.
+var errTaskLogReplaced = errors.New("ingest: the task log was replaced")
+
+// taskLogCheck is how often card write-back compares the task log with the
+// incarnation it follows: an ordered consumer whose stream is deleted and
+// created again goes on in the new one at the old one's sequence, and
+// would skip what the new log holds below it. New reads it.
+var taskLogCheck = 5 * time.Second
 
 func (s *Service) followTasksOnce(ctx context.Context) error {
 	byName := map[string]*repo{}
@@ -73,6 +93,7 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	replayTo, diverged := uint64(0), false
 	for i, r := range s.repos {
 		byName[r.name] = r
 		subjects = append(subjects, events.TaskSubject(r.name))
@@ -82,14 +103,22 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 		}
 		if why := log.Diverged(recorded, pos); why != "" {
 			// Positions in another log mean nothing in this one: write
-			// back from its start (writes that change nothing are
-			// skipped).
-			s.logger.Warn("ingest: the task log is not the one card write-back stopped in; writing back from its start", "repo", r.name, "found", why)
-			pos = 0
+			// back from its start what is newer than the cards (writes
+			// that change nothing are skipped).
+			s.logger.Warn("ingest: the task log is not the one card write-back stopped in; writing back from its start what is newer than the cards", "repo", r.name, "found", why)
+			pos, replayTo, diverged = 0, log.LastSeq, true
 		}
 		positions[r.name] = pos
 		if i == 0 || pos < start {
 			start = pos
+		}
+	}
+	if diverged {
+		// The cards are the replaced log's truth: have them compared
+		// with, and published into, this one now.
+		select {
+		case s.compareNow <- struct{}{}:
+		default:
 		}
 	}
 	if recorded != log.ID() {
@@ -115,6 +144,10 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
+	var reached atomic.Uint64 // the highest sequence delivered
+	reached.Store(start)
+	replaced, endWatch := s.watchTaskLog(ctx, log.ID(), &reached, it.Stop)
+	defer endWatch()
 	// Events are gathered until the consumer has caught up, and then only
 	// each task's last one is applied: an MCP change that a later edit of
 	// the card superseded is not written over that edit.
@@ -125,6 +158,9 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			if replaced.Load() {
+				return errTaskLogReplaced
+			}
 			return err
 		}
 		meta, err := msg.Metadata()
@@ -132,6 +168,7 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			continue
 		}
 		seq := meta.Sequence.Stream
+		reached.Store(max(reached.Load(), seq))
 		name := strings.TrimPrefix(msg.Subject(), events.SubjectTaskPrefix)
 		r := byName[name]
 		if r != nil && seq > positions[name] {
@@ -141,7 +178,7 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			case err != nil || !ok:
 				s.logger.Warn("ingest: undecodable task event", "subject", msg.Subject(), "stream_seq", seq, "err", err)
 			default:
-				pending[name+"\x00"+te.Task.ID] = pendingTask{repo: r, seq: seq, ev: te}
+				pending[name+"\x00"+te.Task.ID] = pendingTask{repo: r, seq: seq, ev: te, replayed: seq <= replayTo}
 			}
 		}
 		if meta.NumPending > 0 {
@@ -163,7 +200,7 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 			if p.ev.Source == SourceFile {
 				continue
 			}
-			err := w.writeTask(p.repo, p.ev)
+			err := w.writeTask(p.repo, p.ev, p.replayed)
 			if err != nil && retryableWrite(err) {
 				// Hold the position before this event, so that it and
 				// what follows are written back once the disk allows.
@@ -198,6 +235,43 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 	}
 }
 
+// watchTaskLog compares the task log with incarnation id every
+// s.taskLogCheck, and at once when a comparison of ingest's state found it
+// replaced, until end is called. When the log is another incarnation, or
+// ends before reached, it stops the consumer (stop) and replaced reports
+// true. The divergence is confirmed first (bus.ConfirmDiverged): in a
+// cluster one answer can be stale.
+func (s *Service) watchTaskLog(ctx context.Context, id string, reached *atomic.Uint64, stop func()) (replaced *atomic.Bool, end func()) {
+	replaced = new(atomic.Bool)
+	ctx, end = context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(s.taskLogCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-s.taskLogRecheck:
+			}
+			why := bus.ConfirmDiverged(ctx, func() string {
+				pos := reached.Load() // before the log's state, which only grows
+				log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream)
+				if err != nil {
+					return "" // an outage the consumer reports
+				}
+				return log.Diverged(id, pos)
+			})
+			if why != "" && ctx.Err() == nil {
+				replaced.Store(true)
+				stop()
+				return
+			}
+		}
+	}()
+	return replaced, end
+}
+
 // retryableWrite reports whether a card write failed for the disk's sake
 // (full, over quota, read-only, failing), which passes, rather than for
 // the card's, which does not.
@@ -220,10 +294,6 @@ func cardPath(t events.Task) string {
 	return card.Path(t.ID)
 }
 
-// writeTask makes the task's card file say what ev says, keeping its body
-// and unknown keys. It writes nothing when the bytes would not change, and
-// refuses to replace a file that is not this task's card (it does not parse,
-// or holds another id), so a hand edit in progress is never lost.
 // cardWrites writes a batch of task events back into their cards: each
 // card replaced atomically (staged, synced, renamed), the directories
 // renamed into synced together by sync.
@@ -294,16 +364,22 @@ func (w *cardWrites) close() {
 	clear(w.decks)
 }
 
-func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent) error {
+// writeTask makes the task's card file say what ev says, keeping its body
+// and unknown keys. It writes nothing when the bytes would not change, and
+// refuses to replace a file that is not this task's card (it does not parse,
+// or holds another id), so a hand edit in progress is never lost. With
+// onlyNewer it leaves a card alone unless ev changed the task after the
+// card's updated time.
+func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent, onlyNewer bool) error {
 	// The card's path from the repository's root: the roots below name
 	// paths from .cuedeck, and a failure should say which file it was.
-	if err := w.writeTaskIn(r, ev); err != nil {
+	if err := w.writeTaskIn(r, ev, onlyNewer); err != nil {
 		return fmt.Errorf("card %s: %w", cardPath(ev.Task), err)
 	}
 	return nil
 }
 
-func (w *cardWrites) writeTaskIn(r *repo, ev events.TaskEvent) error {
+func (w *cardWrites) writeTaskIn(r *repo, ev events.TaskEvent, onlyNewer bool) error {
 	if !card.ValidID(ev.Task.ID) {
 		return fmt.Errorf("task id %q is not valid", ev.Task.ID)
 	}
@@ -326,6 +402,9 @@ func (w *cardWrites) writeTaskIn(r *repo, ev events.TaskEvent) error {
 		}
 		if c.Task.ID != ev.Task.ID {
 			return fmt.Errorf("%s holds task %s, not %s", p, c.Task.ID, ev.Task.ID)
+		}
+		if onlyNewer && !ev.Task.Updated.After(c.Task.Updated) {
+			return nil
 		}
 	}
 	if ev.Op == events.TaskDeleted {

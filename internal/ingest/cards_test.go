@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -312,6 +313,127 @@ func TestRestoredTaskLogDoesNotUndoAWrittenBackCard(t *testing.T) {
 	if b, _ := os.ReadFile(full); !strings.Contains(string(b), "status: done") {
 		t.Fatalf("the card was set back by the restored log:\n%s", b)
 	}
+}
+
+// TestChangeToARestoredTaskLogIsWrittenBack: the task log is restored from
+// a backup that ends well before where write-back had come, just after an
+// MCP change to each of two tasks. A change made in the restored log lands
+// at a sequence write-back had passed in the old one; it must reach its
+// card all the same, and the restored log's older changes must set no card
+// back.
+func TestChangeToARestoredTaskLogIsWrittenBack(t *testing.T) {
+	t.Cleanup(ingest.CheckTaskLogEvery(100 * time.Millisecond))
+	conn, dir, board, _, _ := cardsPipeline(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*within)
+	defer cancel()
+	first, _ := board.Task("r", "abc123")
+	second := first
+	second.ID, second.Title, second.Path = "def456", "Implement logout", ""
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: second, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tasksNow := map[string]*events.Task{first.ID: &first, second.ID: &second}
+	change := func(b *tasks.Board, id, notes string, day int) {
+		t.Helper()
+		task := tasksNow[id]
+		task.Notes, task.Updated = notes, time.Date(2026, 1, day, 9, 0, 0, 0, time.UTC)
+		if _, err := b.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: *task, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holds := func(id, notes string) bool {
+		b, _ := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", id+".md"))
+		return strings.Contains(string(b), "notes: "+notes+"\n")
+	}
+	bothHold := func(what, notes string) {
+		t.Helper()
+		bustest.Eventually(t, within, what, func() bool { return holds(first.ID, notes) && holds(second.ID, notes) })
+	}
+
+	change(board, first.ID, "before the backup", 3)
+	change(board, second.ID, "before the backup", 3)
+	bothHold("the changes before the backup written back", "before the backup")
+	// The backup is taken just after the MCP changes were stored, before
+	// the cards' own events came back: the restored log's last word on
+	// each task is a change the cards have moved past.
+	backup := readLog(t, conn)
+	for len(backup) > 0 && !strings.Contains(string(backup[len(backup)-1].Data), `"source":"mcp"`) {
+		backup = backup[:len(backup)-1]
+	}
+	for k := range 6 {
+		change(board, first.ID, fmt.Sprintf("after the backup %d", k), 4+k)
+		change(board, second.ID, fmt.Sprintf("after the backup %d", k), 4+k)
+	}
+	bothHold("the changes after the backup written back", "after the backup 5")
+	// The cards written back come round through the indexer, which finds
+	// the log holds them already: let that settle, so that only a
+	// publish of the cards after the restore can bring them to the
+	// restored log.
+	bustest.Eventually(t, within, "the written-back cards indexed", func() bool {
+		docs, err := conn.KV(ctx, events.DocsBucket)
+		if err != nil {
+			return false
+		}
+		for id := range tasksNow {
+			e, err := docs.Get(ctx, events.DocKey("r", ".cuedeck/cards/"+id+".md"))
+			if err != nil {
+				return false
+			}
+			rec, err := events.DecodeDocRecord(e.Value())
+			if err != nil || !strings.Contains(rec.Content, "notes: after the backup 5\n") {
+				return false
+			}
+		}
+		cons, err := conn.JS.Consumer(ctx, events.IngestStream, events.IndexerConsumer)
+		if err != nil {
+			return false
+		}
+		info, err := cons.Info(ctx)
+		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+	})
+
+	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range backup {
+		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restored := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board of the restored log", restored.Run)
+	bustest.Eventually(t, within, "the restored log on a board", func() bool {
+		got, _ := restored.Task("r", second.ID)
+		return got.Notes == "before the backup"
+	})
+	change(restored, first.ID, "after the restore", 20)
+	setBack := func() {
+		for id := range tasksNow {
+			if holds(id, "before the backup") {
+				t.Fatalf("card %s was set back to the restored log's older change", id)
+			}
+		}
+	}
+	bustest.Eventually(t, within, "the change to the restored log written back", func() bool {
+		setBack()
+		return holds(first.ID, "after the restore")
+	})
+	// Write-back took the restored log's older changes before the later
+	// one: had it written them, the card would say so now.
+	setBack()
+	if !holds(second.ID, "after the backup 5") {
+		b, _ := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", second.ID+".md"))
+		t.Fatalf("card %s lost its last change:\n%s", second.ID, b)
+	}
+	// And the restored log learns what the cards hold, with no periodic
+	// comparison to publish them (write-back found the log replaced).
+	bustest.Eventually(t, within, "the restored log holding the cards' changes", func() bool {
+		got, _ := restored.Task("r", second.ID)
+		return got.Notes == "after the backup 5"
+	})
 }
 
 // readLog reads every event of the task log as a backup holds it: without

@@ -61,6 +61,15 @@ type Service struct {
 	// what the start comparison found, until the scan after it is over.
 	againSeqs   []uint64
 	againClosed bool
+
+	// taskLogRecheck asks card write-back to compare the task log with
+	// the one it follows now (a comparison found it replaced).
+	taskLogRecheck chan struct{}
+	taskLogCheck   time.Duration
+	// compareNow asks for a comparison before the next ReconcileEvery
+	// (card write-back found the task log replaced: the cards are to be
+	// published into it).
+	compareNow chan struct{}
 }
 
 // New validates cfg and returns a Service publishing through conn. A nil
@@ -77,7 +86,7 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), compared: make(chan struct{}), republished: make(chan struct{}), seed: maphash.MakeSeed(), runID: uuid.NewString()}
+	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), compared: make(chan struct{}), republished: make(chan struct{}), taskLogRecheck: make(chan struct{}, 1), taskLogCheck: taskLogCheck, compareNow: make(chan struct{}, 1), seed: maphash.MakeSeed(), runID: uuid.NewString()}
 	for _, rc := range cfg.Repos {
 		r, err := newRepo(s, rc)
 		if err != nil {
@@ -120,8 +129,9 @@ func (s *Service) compare(ctx context.Context) bool {
 	return rec.Stale > 0 || rec.Orphans > 0
 }
 
-// compareEvery compares again every ReconcileEvery and rescans the repos
-// when something is to be published again.
+// compareEvery compares again every ReconcileEvery, and when card
+// write-back asks (compareNow), and rescans the repos when something is to
+// be published again.
 func (s *Service) compareEvery(ctx context.Context) {
 	t := time.NewTicker(s.cfg.ReconcileEvery)
 	defer t.Stop()
@@ -130,6 +140,7 @@ func (s *Service) compareEvery(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.compareNow:
 		}
 		if s.compare(ctx) {
 			for _, r := range s.repos {

@@ -69,22 +69,32 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 		}
 	}
 	// Cards are the task log's files: a log that is another incarnation
-	// than the one write-back followed lacks the tasks they hold, and
-	// gets them when the cards are published again.
+	// than the one the cards were last held against lacks the tasks they
+	// hold, or holds older states of them, and learns them when the cards
+	// are published again.
 	cardsAgain := false
+	logID := ""
 	if log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream); err == nil {
-		recordedLog, err := s.state.meta(metaTasksStream)
+		logID = log.ID()
+		recordedLog, err := s.state.meta(metaCardsLog)
 		if err != nil {
 			return rec, err
 		}
-		cardsAgain = recordedLog != "" && recordedLog != log.ID()
-		rec.TaskLogReplaced = cardsAgain
 		if recordedLog == "" {
-			// Card write-back records the log it follows once it
-			// starts, after this; a stop before then would leave a later
-			// replacement of the log unnoticed here.
-			if err := s.state.setMeta(metaTasksStream, log.ID()); err != nil {
+			// A state from before the comparison kept its own record:
+			// write-back's is the log the cards were written from.
+			if recordedLog, err = s.state.meta(metaTasksStream); err != nil {
 				return rec, err
+			}
+		}
+		cardsAgain = recordedLog != "" && recordedLog != logID
+		rec.TaskLogReplaced = cardsAgain
+		if cardsAgain {
+			// Write-back looks at the log now rather than at its next
+			// check, and replays what is newer than the cards.
+			select {
+			case s.taskLogRecheck <- struct{}{}:
+			default:
 			}
 		}
 	}
@@ -113,7 +123,10 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 			// is published again, and the indexer reads its task again.
 			isCard := strings.HasPrefix(path, card.Dir+"/") && strings.HasSuffix(path, ".md") && st.Skip == ""
 			cardAgain := isCard && (cardsAgain || !tasks[r.name][path])
-			if st.Stale || (!cardAgain && ok && st.agrees(doc)) || (st.Seq > 0 && queued(st.Seq)) {
+			// A card's event still queued was published against the
+			// log before this one, and may change nothing in it.
+			stillQueued := st.Seq > 0 && queued(st.Seq) && !(isCard && cardsAgain)
+			if st.Stale || (!cardAgain && ok && st.agrees(doc)) || stillQueued {
 				return nil
 			}
 			stale = append(stale, path)
@@ -141,6 +154,13 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 	}
 	if err := s.state.setMeta(metaIngestStream, stream.ID()); err != nil {
 		return rec, err
+	}
+	if logID != "" {
+		// After the cards were marked to publish: a stop before this
+		// compares them again at the next start.
+		if err := s.state.setMeta(metaCardsLog, logID); err != nil {
+			return rec, err
+		}
 	}
 	rec.Took = time.Since(start)
 	return rec, nil

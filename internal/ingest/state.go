@@ -264,6 +264,12 @@ const (
 	// metaTasksStream is the incarnation of CUE_TASKS the task log
 	// positions refer to.
 	metaTasksStream = "tasks-stream"
+	// metaCardsLog is the incarnation of CUE_TASKS the last comparison
+	// held the cards against: a comparison that finds another publishes
+	// every card again. Card write-back keeps its own record
+	// (metaTasksStream), so whichever of the two notices a replaced log
+	// first, the other still acts on it.
+	metaCardsLog = "cards-log"
 )
 
 func metaKey(name string) []byte { return []byte("m\x00" + name) }

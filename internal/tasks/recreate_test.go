@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/cuedeck/cuedeck/internal/logtest"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"log/slog"
 	"os"
@@ -154,4 +155,93 @@ func TestBoardKeepsItsTasksOnAStaleAnswer(t *testing.T) {
 	if n := len(b.Tasks("app")); n != 4 {
 		t.Errorf("%d tasks on the board, want 4", n)
 	}
+}
+
+// The log is restored from a backup that ends before where the board had
+// come, and a write arrives before the board has looked at the log again:
+// it is built on the restored log's state and lands in it.
+func TestWriteJustAfterTheLogWasRestored(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := tasks.NewBoard(conn.JS, nil)
+	b.LogCheck = time.Hour
+	bustest.Run(t, "board", b.Run)
+	ctx := ctxT(t)
+	ids := []string{"aaaaaa", "bbbbbb", "cccccc"}
+	for _, id := range ids {
+		if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task(id), Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backup := readAll(t, conn.JS)
+	for range 3 {
+		for _, id := range ids {
+			tk, _ := b.Task("app", id)
+			tk.Notes += "later "
+			if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskUpdated, Task: tk, Source: "mcp"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range backup {
+		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := b.Mutate(wctx, "app", func(current map[string]events.Task) (events.TaskEvent, error) {
+		tk, ok := current["bbbbbb"]
+		if !ok {
+			return events.TaskEvent{}, fmt.Errorf("no task bbbbbb")
+		}
+		tk.Status = "done"
+		return events.TaskEvent{Op: events.TaskUpdated, Task: tk, Source: "mcp"}, nil
+	})
+	if err != nil {
+		t.Fatalf("a write just after the restore: %v", err)
+	}
+	got := b.Tasks("app")
+	if tk := got["bbbbbb"]; tk.Status != "done" || tk.Notes != "" {
+		t.Fatalf("after the write the board holds %+v; want the restored task, done", tk)
+	}
+	if len(got) != 3 {
+		t.Fatalf("the board holds %d tasks, the restored log 3", len(got))
+	}
+}
+
+// readAll reads every message of the task log as a backup holds it:
+// without the writers' expectations, which held against this log.
+func readAll(t *testing.T, js jetstream.JetStream) []*nats.Msg {
+	t.Helper()
+	ctx := ctxT(t)
+	st, err := js.Stream(ctx, events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*nats.Msg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		raw, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := nats.NewMsg(raw.Subject)
+		m.Data = raw.Data
+		for k, vs := range raw.Header {
+			if !strings.HasPrefix(k, "Nats-Expected-") {
+				m.Header[k] = vs
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
