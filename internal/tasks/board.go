@@ -260,7 +260,7 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	if known {
 		return nil
 	}
-	s, err := b.js.Stream(ctx, events.TasksStream)
+	s, err := b.logStream(ctx)
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
 	}
@@ -293,7 +293,7 @@ var errLogReplaced = errors.New("tasks: the task log was replaced")
 func (b *Board) checkLog(ctx context.Context) error {
 	var now bus.StreamState
 	why := bus.ConfirmDiverged(ctx, func() string {
-		s, err := b.js.Stream(ctx, events.TasksStream)
+		s, err := b.logStream(ctx)
 		if err != nil {
 			return ""
 		}
@@ -405,7 +405,7 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 // board's, or ends before what it applied.
 func (b *Board) logReplaced(ctx context.Context) bool {
 	applied := b.Applied() // before the log's state, as in Sync
-	s, err := b.js.Stream(ctx, events.TasksStream)
+	s, err := b.logStream(ctx)
 	if err != nil {
 		return false
 	}
@@ -523,7 +523,7 @@ func (b *Board) Sync(ctx context.Context) error {
 	// The position first: read after the log's state, it may include
 	// events applied since, past the end that state reports.
 	applied := b.Applied()
-	s, err := b.js.Stream(ctx, events.TasksStream)
+	s, err := b.logStream(ctx)
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
 	}
@@ -548,8 +548,32 @@ func (b *Board) Sync(ctx context.Context) error {
 }
 
 // lastMessage is the sequence of the log's last message (bus.LastMessage).
+// It asks for no longer than logAsk: unanswered, it is the log's last
+// sequence.
 func lastMessage(ctx context.Context, s jetstream.Stream, info *jetstream.StreamInfo) uint64 {
+	ctx, cancel := context.WithTimeout(ctx, logAsk)
+	defer cancel()
 	return bus.LastMessage(ctx, s, info, events.SubjectTaskPrefix+">")
+}
+
+// logAsk bounds one request about the log. In a cluster a request that
+// reaches no leader (the stream being created again, an election) gets no
+// answer at all: waiting for the caller's whole deadline held every write
+// of the repo queued behind it for that long (30 s for the indexer's).
+const logAsk = 2 * time.Second
+
+// logStream reads the log's state, asking again each logAsk that passes
+// unanswered, until ctx ends.
+func (b *Board) logStream(ctx context.Context) (jetstream.Stream, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, logAsk)
+		s, err := b.js.Stream(actx, events.TasksStream)
+		cancel()
+		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			return s, err
+		}
+		b.logger.Debug("the task log's state went unanswered; asking again", "after", logAsk)
+	}
 }
 
 // waitLog blocks until the board holds the log incarnation id.

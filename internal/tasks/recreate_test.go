@@ -245,3 +245,51 @@ func readAll(t *testing.T, js jetstream.JetStream) []*nats.Msg {
 	}
 	return out
 }
+
+// unansweredInfoStream leaves requests for the task log's state
+// unanswered, as a cluster does while the stream has no leader, for as
+// many requests as hang says.
+type unansweredInfoStream struct {
+	jetstream.JetStream
+	hang atomic.Int32
+}
+
+func (s *unansweredInfoStream) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	if name == events.TasksStream && s.hang.Add(-1) >= 0 {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.JetStream.Stream(ctx, name)
+}
+
+// A request about the log that goes unanswered is asked again, rather
+// than holding a write, and every write queued behind it, until the
+// caller's deadline.
+func TestWriteOutlivesAnUnansweredLogRequest(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	js := &unansweredInfoStream{JetStream: conn.JS}
+	b := tasks.NewBoard(js, nil)
+	b.LogCheck = time.Hour
+	bustest.Run(t, "board", b.Run)
+	ctx := ctxT(t)
+	if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("aaaaaa"), Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	js.hang.Store(1)
+	// A build that fails on the board's state catches up with the log
+	// (Sync, which reads its state) before it refuses.
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	_, err := b.Mutate(wctx, "app", func(current map[string]events.Task) (events.TaskEvent, error) {
+		if _, ok := current["bbbbbb"]; !ok {
+			return events.TaskEvent{}, fmt.Errorf("no task bbbbbb")
+		}
+		return events.TaskEvent{}, nil
+	})
+	if err == nil || err.Error() != "no task bbbbbb" {
+		t.Fatalf("a write whose catching up met an unanswered request: %v; want the build's own refusal", err)
+	}
+	if n := js.hang.Load(); n >= 0 {
+		t.Fatalf("the log's state was never asked for (%d hangs left)", n+1)
+	}
+}
