@@ -562,6 +562,10 @@ func lastMessage(ctx context.Context, s jetstream.Stream, info *jetstream.Stream
 // of the repo queued behind it for that long (30 s for the indexer's).
 const logAsk = 2 * time.Second
 
+// publishAsk bounds one publish of a task event, asked again with the same
+// message id until the caller's deadline: a leader election takes ~6 s.
+const publishAsk = 4 * time.Second
+
 // logStream reads the log's state, asking again each logAsk that passes
 // unanswered, until ctx ends.
 func (b *Board) logStream(ctx context.Context) (jetstream.Stream, error) {
@@ -1279,14 +1283,55 @@ func (b *Board) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.Pu
 		ctx, cancel = context.WithTimeout(ctx, publishTimeout)
 		defer cancel()
 	}
-	ack, err := b.js.PublishMsg(ctx, msg, opts...)
-	if err != nil {
+	var ack *jetstream.PubAck
+	unanswered := false
+	for {
+		actx, cancel := context.WithTimeout(ctx, publishAsk)
+		var err error
+		ack, err = b.js.PublishMsg(actx, msg, opts...)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			// Unanswered, as a cluster's stream is while it elects a
+			// leader: the event may be stored. The same message id makes
+			// asking again safe: a stored event answers as a duplicate,
+			// or, the server checking the expected sequence first, as a
+			// wrong last sequence with the event last on its subject.
+			b.logger.Debug("a task event's publish went unanswered; publishing it again", "subject", msg.Subject, "after", publishAsk)
+			unanswered = true
+			continue
+		}
+		if unanswered && isWrongLastSequence(err) {
+			if stored := b.storedLast(ctx, msg); stored != nil {
+				ack = stored
+				break
+			}
+		}
 		return nil, fmt.Errorf("tasks: publish %s: %w", msg.Subject, err)
 	}
 	if ack.Duplicate {
 		b.logger.Debug("task event was a duplicate", "subject", msg.Subject, "stream_seq", ack.Sequence)
 	}
 	return ack, nil
+}
+
+// storedLast is the answer msg would have had when it is the last event
+// on its subject (the same message id): stored by a publish whose answer
+// was lost. Nil when it is not, or the log cannot say.
+func (b *Board) storedLast(ctx context.Context, msg *nats.Msg) *jetstream.PubAck {
+	st, err := b.logStream(ctx)
+	if err != nil {
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, logAsk)
+	defer cancel()
+	raw, err := st.GetLastMsgForSubject(actx, msg.Subject)
+	if err != nil || raw.Header.Get(jetstream.MsgIDHeader) != msg.Header.Get(jetstream.MsgIDHeader) {
+		return nil
+	}
+	return &jetstream.PubAck{Stream: events.TasksStream, Sequence: raw.Sequence, Duplicate: true}
 }
 
 // errCodeWrongLastMsgID is JetStream's answer to a publish whose

@@ -293,3 +293,54 @@ func TestWriteOutlivesAnUnansweredLogRequest(t *testing.T) {
 		t.Fatalf("the log's state was never asked for (%d hangs left)", n+1)
 	}
 }
+
+// unansweredPublishStream stores the first task event published after
+// drop is set but gives no answer, as a cluster's stream electing a leader
+// may: the publisher waits until its deadline.
+type unansweredPublishStream struct {
+	jetstream.JetStream
+	drop atomic.Bool
+}
+
+func (s *unansweredPublishStream) PublishMsg(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ack, err := s.JetStream.PublishMsg(ctx, msg, opts...)
+	if err == nil && s.drop.CompareAndSwap(true, false) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return ack, err
+}
+
+// A write whose event was stored but whose answer was lost is published
+// again under the same message id, and answers with the stored event:
+// written once, within the caller's deadline.
+func TestWriteWhoseAnswerWasLost(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	js := &unansweredPublishStream{JetStream: conn.JS}
+	b := tasks.NewBoard(js, nil)
+	bustest.Run(t, "board", b.Run)
+	ctx := ctxT(t)
+	if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("aaaaaa"), Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	js.drop.Store(true)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	seq, err := b.Mutate(wctx, "app", func(current map[string]events.Task) (events.TaskEvent, error) {
+		tk := current["aaaaaa"]
+		tk.Status = "done"
+		return events.TaskEvent{Op: events.TaskUpdated, Task: tk, Source: "mcp"}, nil
+	})
+	if err != nil {
+		t.Fatalf("a write whose answer was lost: %v", err)
+	}
+	if js.drop.Load() {
+		t.Fatal("no publish lost its answer")
+	}
+	if n := len(readAll(t, conn.JS)); n != 2 || seq != 2 {
+		t.Fatalf("the log holds %d events and the write answered sequence %d; want the update stored once, at 2", n, seq)
+	}
+	if got, _ := b.Task("app", "aaaaaa"); got.Status != "done" {
+		t.Fatalf("the board holds %+v after the write", got)
+	}
+}
