@@ -141,6 +141,18 @@ func TestClusterTaskLogRestoredFromBackup(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- fresh.Run(bctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+	// A failure shows what the restored log holds, event by event.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		msgs, _ := backupStream(context.Background(), t, js, name)
+		for i, m := range msgs {
+			ev, _ := events.Decode(m.Data)
+			te, _ := ev.(events.TaskEvent)
+			t.Logf("log %d %s %s %s %s %s id=%s", i+1, m.Subject, te.Op, te.Task.ID, te.Task.Status, te.Source, m.Header.Get("Nats-Msg-Id"))
+		}
+	})
 	eventually(ctx, t, 3*time.Minute, "the restored log holds every task as its card does", func() error {
 		if err := fresh.Sync(ctx); err != nil {
 			return err
