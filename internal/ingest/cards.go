@@ -116,10 +116,7 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 	if diverged {
 		// The cards are the replaced log's truth: have them compared
 		// with, and published into, this one now.
-		select {
-		case s.compareNow <- struct{}{}:
-		default:
-		}
+		signal(s.compareNow)
 	}
 	if recorded != log.ID() {
 		if err := s.state.putTaskPos(positions); err != nil {

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/indexer"
@@ -279,7 +277,7 @@ func TestRestoredTaskLogDoesNotUndoAWrittenBackCard(t *testing.T) {
 		b, _ := os.ReadFile(full)
 		return strings.Contains(string(b), "status: active")
 	})
-	backup := readLog(t, conn)
+	backup := bustest.Backup(t, conn.JS, events.TasksStream)
 
 	task.Status = "done"
 	task.Updated = time.Date(2026, 1, 4, 9, 0, 0, 0, time.UTC)
@@ -291,17 +289,7 @@ func TestRestoredTaskLogDoesNotUndoAWrittenBackCard(t *testing.T) {
 		return strings.Contains(string(b), "status: done")
 	})
 
-	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range backup {
-		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bustest.Restore(t, conn, events.TasksStream, backup)
 	// A board that reads the restored log from its start: it must come to
 	// the card's state, and stay there.
 	restored := tasks.NewBoard(conn.JS, nil)
@@ -356,7 +344,7 @@ func TestChangeToARestoredTaskLogIsWrittenBack(t *testing.T) {
 	// The backup is taken just after the MCP changes were stored, before
 	// the cards' own events came back: the restored log's last word on
 	// each task is a change the cards have moved past.
-	backup := readLog(t, conn)
+	backup := bustest.Backup(t, conn.JS, events.TasksStream)
 	for len(backup) > 0 && !strings.Contains(string(backup[len(backup)-1].Data), `"source":"mcp"`) {
 		backup = backup[:len(backup)-1]
 	}
@@ -392,17 +380,7 @@ func TestChangeToARestoredTaskLogIsWrittenBack(t *testing.T) {
 		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
 	})
 
-	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range backup {
-		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bustest.Restore(t, conn, events.TasksStream, backup)
 	restored := tasks.NewBoard(conn.JS, nil)
 	runBG(t, "board of the restored log", restored.Run)
 	bustest.Eventually(t, within, "the restored log on a board", func() bool {
@@ -434,35 +412,4 @@ func TestChangeToARestoredTaskLogIsWrittenBack(t *testing.T) {
 		got, _ := restored.Task("r", second.ID)
 		return got.Notes == "after the backup 5"
 	})
-}
-
-// readLog reads every event of the task log as a backup holds it: without
-// the writers' compare-and-set expectations, which held against this log.
-func readLog(t *testing.T, conn *bus.Conn) []*nats.Msg {
-	t.Helper()
-	ctx := context.Background()
-	st, err := conn.JS.Stream(ctx, events.TasksStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*nats.Msg
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
-		raw, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := nats.NewMsg(raw.Subject)
-		m.Data = raw.Data
-		for k, vs := range raw.Header {
-			if !strings.HasPrefix(k, "Nats-Expected-") {
-				m.Header[k] = vs
-			}
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -92,10 +92,7 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 		if cardsAgain {
 			// Write-back looks at the log now rather than at its next
 			// check, and replays what is newer than the cards.
-			select {
-			case s.taskLogRecheck <- struct{}{}:
-			default:
-			}
+			signal(s.taskLogRecheck)
 		}
 	}
 	names := make([]string, len(s.repos))

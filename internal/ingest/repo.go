@@ -151,15 +151,21 @@ func (r *repo) scanLoop(ctx context.Context) {
 	}
 }
 
+// signal wakes whoever waits on ch, a channel of one slot, unless a wake
+// is pending already.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
 // request asks the scanner to rescan dir ("" for the whole repo).
 func (r *repo) request(dir string) {
 	r.reqMu.Lock()
 	r.reqs[dir] = true
 	r.reqMu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	signal(r.wake)
 }
 
 // takeRequests returns the pending scan requests, dropping those another

@@ -569,14 +569,26 @@ const publishAsk = 4 * time.Second
 // logStream reads the log's state, asking again each logAsk that passes
 // unanswered, until ctx ends.
 func (b *Board) logStream(ctx context.Context) (jetstream.Stream, error) {
+	return untilAnswered(ctx, logAsk, func(ctx context.Context) (jetstream.Stream, error) {
+		return b.js.Stream(ctx, events.TasksStream)
+	}, func() {
+		b.logger.Debug("the task log's state went unanswered; asking again", "after", logAsk)
+	})
+}
+
+// untilAnswered calls ask with a context that ends after every at most,
+// and again, after calling unanswered, each time that context ends with
+// no answer while ctx goes on; it returns ask's first answer, or its error
+// once ctx ends.
+func untilAnswered[T any](ctx context.Context, every time.Duration, ask func(context.Context) (T, error), unanswered func()) (T, error) {
 	for {
-		actx, cancel := context.WithTimeout(ctx, logAsk)
-		s, err := b.js.Stream(actx, events.TasksStream)
+		actx, cancel := context.WithTimeout(ctx, every)
+		v, err := ask(actx)
 		cancel()
 		if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-			return s, err
+			return v, err
 		}
-		b.logger.Debug("the task log's state went unanswered; asking again", "after", logAsk)
+		unanswered()
 	}
 }
 
@@ -1283,32 +1295,24 @@ func (b *Board) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.Pu
 		ctx, cancel = context.WithTimeout(ctx, publishTimeout)
 		defer cancel()
 	}
-	var ack *jetstream.PubAck
+	// Unanswered, as a cluster's stream is while it elects a leader, the
+	// event may be stored. The same message id makes asking again safe: a
+	// stored event answers as a duplicate, or, the server checking the
+	// expected sequence first, as a wrong last sequence with the event
+	// last on its subject.
 	unanswered := false
-	for {
-		actx, cancel := context.WithTimeout(ctx, publishAsk)
-		var err error
-		ack, err = b.js.PublishMsg(actx, msg, opts...)
-		cancel()
-		if err == nil {
-			break
+	ack, err := untilAnswered(ctx, publishAsk, func(ctx context.Context) (*jetstream.PubAck, error) {
+		return b.js.PublishMsg(ctx, msg, opts...)
+	}, func() {
+		b.logger.Debug("a task event's publish went unanswered; publishing it again", "subject", msg.Subject, "after", publishAsk)
+		unanswered = true
+	})
+	if err != nil && unanswered && isWrongLastSequence(err) {
+		if stored := b.storedLast(ctx, msg); stored != nil {
+			ack, err = stored, nil
 		}
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			// Unanswered, as a cluster's stream is while it elects a
-			// leader: the event may be stored. The same message id makes
-			// asking again safe: a stored event answers as a duplicate,
-			// or, the server checking the expected sequence first, as a
-			// wrong last sequence with the event last on its subject.
-			b.logger.Debug("a task event's publish went unanswered; publishing it again", "subject", msg.Subject, "after", publishAsk)
-			unanswered = true
-			continue
-		}
-		if unanswered && isWrongLastSequence(err) {
-			if stored := b.storedLast(ctx, msg); stored != nil {
-				ack = stored
-				break
-			}
-		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("tasks: publish %s: %w", msg.Subject, err)
 	}
 	if ack.Duplicate {

@@ -172,7 +172,7 @@ func TestWriteJustAfterTheLogWasRestored(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	backup := readAll(t, conn.JS)
+	backup := bustest.Backup(t, conn.JS, events.TasksStream)
 	for range 3 {
 		for _, id := range ids {
 			tk, _ := b.Task("app", id)
@@ -182,17 +182,7 @@ func TestWriteJustAfterTheLogWasRestored(t *testing.T) {
 			}
 		}
 	}
-	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range backup {
-		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bustest.Restore(t, conn, events.TasksStream, backup)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := b.Mutate(wctx, "app", func(current map[string]events.Task) (events.TaskEvent, error) {
@@ -213,37 +203,6 @@ func TestWriteJustAfterTheLogWasRestored(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("the board holds %d tasks, the restored log 3", len(got))
 	}
-}
-
-// readAll reads every message of the task log as a backup holds it:
-// without the writers' expectations, which held against this log.
-func readAll(t *testing.T, js jetstream.JetStream) []*nats.Msg {
-	t.Helper()
-	ctx := ctxT(t)
-	st, err := js.Stream(ctx, events.TasksStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*nats.Msg
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
-		raw, err := st.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := nats.NewMsg(raw.Subject)
-		m.Data = raw.Data
-		for k, vs := range raw.Header {
-			if !strings.HasPrefix(k, "Nats-Expected-") {
-				m.Header[k] = vs
-			}
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 // unansweredInfoStream leaves requests for the task log's state
@@ -337,7 +296,7 @@ func TestWriteWhoseAnswerWasLost(t *testing.T) {
 	if js.drop.Load() {
 		t.Fatal("no publish lost its answer")
 	}
-	if n := len(readAll(t, conn.JS)); n != 2 || seq != 2 {
+	if n := len(bustest.Backup(t, conn.JS, events.TasksStream)); n != 2 || seq != 2 {
 		t.Fatalf("the log holds %d events and the write answered sequence %d; want the update stored once, at 2", n, seq)
 	}
 	if got, _ := b.Task("app", "aaaaaa"); got.Status != "done" {

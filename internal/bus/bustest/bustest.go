@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -246,4 +248,54 @@ func Events(t testing.TB, js jetstream.JetStream, stream string) []events.Event 
 		n -= uint64(got)
 	}
 	return out
+}
+
+// Backup reads every message of stream as a backup holds it: subject,
+// data and headers, without the writers' compare-and-set expectations,
+// which held against this stream and not the one it is restored into.
+func Backup(t testing.TB, js jetstream.JetStream, stream string) []*nats.Msg {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*nats.Msg
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		raw, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := nats.NewMsg(raw.Subject)
+		m.Data = raw.Data
+		for k, vs := range raw.Header {
+			if !strings.HasPrefix(k, "Nats-Expected-") {
+				m.Header[k] = vs
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Restore deletes stream, provisions the topology again (an empty stream
+// of the same name, another incarnation) and publishes msgs into it.
+func Restore(t testing.TB, conn *bus.Conn, stream string, msgs []*nats.Msg) {
+	t.Helper()
+	ctx := context.Background()
+	if err := conn.JS.DeleteStream(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
