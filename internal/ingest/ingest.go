@@ -103,8 +103,11 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 func (s *Service) Compared() <-chan struct{} { return s.compared }
 
 // compare runs one comparison of the state with cue_docs and logs what it
-// found; it reports whether anything is to be published again.
-func (s *Service) compare(ctx context.Context) bool {
+// found; it reports whether anything is to be published again. atStart
+// says it is the comparison at start, the one republished waits for: a
+// later one finds nothing in files that one marked and the scan has not
+// published yet, which says nothing of whether they are back.
+func (s *Service) compare(ctx context.Context, atStart bool) bool {
 	rec, err := s.reconcile(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -116,7 +119,7 @@ func (s *Service) compare(ctx context.Context) bool {
 	if rec.Stale > 0 || rec.Orphans > 0 {
 		s.comparisons.Add(1)
 	}
-	if rec.Stale == 0 && rec.Orphans == 0 {
+	if atStart && rec.Stale == 0 && rec.Orphans == 0 {
 		s.republishedOnce.Do(func() { close(s.republished) })
 	}
 	level := slog.LevelInfo
@@ -142,7 +145,7 @@ func (s *Service) compareEvery(ctx context.Context) {
 		case <-t.C:
 		case <-s.compareNow:
 		}
-		if s.compare(ctx) {
+		if s.compare(ctx, false) {
 			for _, r := range s.repos {
 				r.request("")
 			}
@@ -206,7 +209,7 @@ func (s *Service) Run(ctx context.Context) (err error) {
 		r.removeStaging()
 	}
 	// What cue_docs lacks is published again by the scan below.
-	s.compare(ctx)
+	s.compare(ctx, true)
 	close(s.compared)
 	if ctx.Err() != nil {
 		return nil
