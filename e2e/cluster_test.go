@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +59,8 @@ type ClusterOptions struct {
 	EdgeArgs []string
 	// IngestArgs come after the ingest container's common flags.
 	IngestArgs []string
+	// IndexerArgs come after the indexers' common flags.
+	IndexerArgs []string
 	// EdgeRestart gives the edges compose's restart policy
 	// (unless-stopped): an edge that stops itself is started again by
 	// Docker, in the same container with the same /data/edge.
@@ -168,7 +172,7 @@ func StartCluster(ctx context.Context, t testing.TB, opts ClusterOptions) *Clust
 		// Keyword search only: embedding thousands of files with the
 		// built-in model would take the 2-core runner minutes.
 		n, err := c.start(ctx, "cuedeck/indexer:"+tag(), fmt.Sprintf("indexer%d", i+1),
-			testcontainers.WithCmd("--nats", natsURLs, "--replicas", "3", "--embed-model", "none"),
+			testcontainers.WithCmd(append([]string{"--nats", natsURLs, "--replicas", "3", "--embed-model", "none"}, opts.IndexerArgs...)...),
 			testcontainers.WithWaitStrategy(wait.ForLog("indexer running").WithStartupTimeout(90*time.Second)))
 		if err != nil {
 			t.Fatalf("start indexer%d: %v", i+1, err)
@@ -283,7 +287,11 @@ func dumpLogs(t testing.TB, alias string, tc *testcontainers.DockerContainer) {
 	defer logs.Close()
 	b := new(strings.Builder)
 	buf := make([]byte, 32<<10)
-	for b.Len() < 256<<10 {
+	limit := 256 << 10
+	if os.Getenv("CUE_E2E_LOGDIR") != "" {
+		limit = 64 << 20
+	}
+	for b.Len() < limit {
 		n, err := logs.Read(buf)
 		b.Write(buf[:n])
 		if err != nil {
@@ -291,6 +299,14 @@ func dumpLogs(t testing.TB, alias string, tc *testcontainers.DockerContainer) {
 		}
 	}
 	s := b.String()
+	// The tail rarely holds the start of a fault: CUE_E2E_LOGDIR keeps
+	// every role's whole log of a failed run.
+	if dir := os.Getenv("CUE_E2E_LOGDIR"); dir != "" {
+		name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()) + "-" + alias + ".log"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Logf("keep the logs of %s: %v", alias, err)
+		}
+	}
 	if len(s) > 16<<10 {
 		s = "…" + s[len(s)-16<<10:]
 	}

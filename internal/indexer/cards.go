@@ -37,6 +37,9 @@ type cardChange struct {
 	deleted bool
 	// seq is the ingest sequence of the record the change comes from.
 	seq uint64
+	// repeat: the card is as ingest published it before
+	// (events.FileUpserted.Repeat), not a new edit.
+	repeat bool
 }
 
 // parseCard reads rec's content as a card. A card that does not parse, or
@@ -134,6 +137,13 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 				prev.Path = ch.task.Path
 			}
 			if card.SameTask(prev, ch.task) {
+				return events.TaskEvent{}, errNoChange
+			}
+			if ch.repeat && prev.Updated.After(ch.task.Updated) {
+				// The log holds a change made after the card's: one made
+				// in a log restored from a backup after the cards were
+				// published into it again. Write-back brings that change
+				// to the card; the card's older state must not undo it.
 				return events.TaskEvent{}, errNoChange
 			}
 		}

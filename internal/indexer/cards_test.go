@@ -194,3 +194,67 @@ func TestCardChangePublishedThoughTheRecordReadsOlder(t *testing.T) {
 		t.Fatalf("the card's change was dropped on an older read of its record: %+v", got)
 	}
 }
+
+// A card ingest publishes again unchanged (FileUpserted.Repeat: its task
+// was lost with a restored task log) teaches the log what only the card
+// holds, but is not an edit: a change the log holds from after the card's
+// updated time (an agent's, made in the restored log) stays, and reaches
+// the card through write-back. An edit of the card still wins, whatever
+// its updated time says.
+func TestRepeatedCardDoesNotUndoALaterChange(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	runBoard(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const p = ".cuedeck/cards/abc123.md"
+	const q = ".cuedeck/cards/def456.md"
+	handle := func(seq uint64, ev events.FileUpserted) {
+		t.Helper()
+		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Board().Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeat := func(path, content string) events.FileUpserted {
+		ev := upsert(path, content)
+		ev.Repeat = true
+		return ev
+	}
+	status := func(id string) string {
+		t.Helper()
+		got, ok := s.Board().Task("r", id)
+		if !ok {
+			t.Fatalf("task %s not on the board", id)
+		}
+		return got.Status
+	}
+	card := strings.Replace(cardV1, "priority: high\n", "priority: high\nupdated: 2026-01-02T10:43:00Z\n", 1)
+	handle(1, upsert(p, card))
+
+	task, _ := s.Board().Task("r", "abc123")
+	task.Status, task.Updated = "active", time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	if _, err := s.Board().Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	handle(2, repeat(p, card))
+	if got := status("abc123"); got != "active" {
+		t.Fatalf("the card published again set the later change back: status %q, want active", got)
+	}
+
+	// The log lacks the task: the repeated card brings it.
+	other := strings.NewReplacer("abc123", "def456", "status: todo", "status: done").Replace(card)
+	handle(3, repeat(q, other))
+	if got := status("def456"); got != "done" {
+		t.Fatalf("the repeated card's task is %q in the log, want done", got)
+	}
+
+	// An edit, its updated time untouched, is the card's truth.
+	edited := strings.Replace(card, "status: todo", "status: archived", 1)
+	handle(4, upsert(p, edited))
+	if got := status("abc123"); got != "archived" {
+		t.Fatalf("the edited card did not reach the log: status %q, want archived", got)
+	}
+}

@@ -146,7 +146,9 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		rec = docparse.Build(ev.Repo, ev.Path, content)
 		rec.SHA256, rec.Size, rec.ModTime = ev.SHA256, ev.Size, ev.ModTime
 		if rec.Kind == events.DocCard {
-			cardCh = s.parseCard(ctx, &rec, content)
+			if cardCh = s.parseCard(ctx, &rec, content); cardCh != nil {
+				cardCh.repeat = ev.Repeat
+			}
 		}
 		if ev.UTF8Repaired && !slices.Contains(rec.Warnings, docparse.WarnInvalidUTF8) {
 			// The replacement characters usually say so already.

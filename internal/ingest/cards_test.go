@@ -413,3 +413,71 @@ func TestChangeToARestoredTaskLogIsWrittenBack(t *testing.T) {
 		return got.Notes == "after the backup 5"
 	})
 }
+
+// TestChangeInARestoredLogOutlivesTheCardsPublishedAgain: the task log is
+// restored from a backup while ingest is down, and an agent changes a
+// task in it before ingest is back. Ingest's comparison finds the log
+// replaced and publishes every card again, so that the log learns what
+// only the cards hold; a card so repeated is older than the agent's
+// change and must not undo it: the change reaches the card instead.
+func TestChangeInARestoredLogOutlivesTheCardsPublishedAgain(t *testing.T) {
+	conn, dir, board, cfg, ing := cardsPipeline(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*within)
+	defer cancel()
+	backup := bustest.Backup(t, conn.JS, events.TasksStream)
+	// A task the backup lacks: only its card can bring it back.
+	made := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+	second := events.Task{ID: "def456", Title: "Implement logout", Status: "todo", Priority: "medium", Created: made, Updated: made}
+	if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: second, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	secondCard := filepath.Join(dir, ".cuedeck", "cards", second.ID+".md")
+	bustest.Eventually(t, within, "the new task written back", func() bool {
+		_, err := os.Stat(secondCard)
+		return err == nil
+	})
+	ing.stop()
+
+	bustest.Restore(t, conn, events.TasksStream, backup)
+	restored := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board of the restored log", restored.Run)
+	bustest.Eventually(t, within, "the restored log on a board", func() bool {
+		_, ok := restored.Task("r", "abc123")
+		return ok
+	})
+	task, _ := restored.Task("r", "abc123")
+	task.Status, task.Updated = "active", time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	if _, err := restored.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	back := start(t, conn, cfg)
+	if rec, _ := back.svc.LastReconcile(); !rec.TaskLogReplaced {
+		t.Fatalf("reconcile: %+v; want the task log found replaced", rec)
+	}
+	full := filepath.Join(dir, filepath.FromSlash(cardPath))
+	bustest.Eventually(t, within, "the agent's change written back and the missing task in the log", func() bool {
+		b, _ := os.ReadFile(full)
+		_, learnt := restored.Task("r", second.ID)
+		return strings.Contains(string(b), "status: active") && learnt
+	})
+	// Everything published again has been indexed: a card that undid
+	// the change would have done so by now.
+	bustest.Eventually(t, within, "the cards indexed", func() bool {
+		cons, err := conn.JS.Consumer(ctx, events.IngestStream, events.IndexerConsumer)
+		if err != nil {
+			return false
+		}
+		info, err := cons.Info(ctx)
+		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+	})
+	if err := restored.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := restored.Task("r", "abc123"); got.Status != "active" {
+		t.Fatalf("task abc123 is %q in the log after the cards were published again, want the agent's %q", got.Status, "active")
+	}
+	if b, _ := os.ReadFile(full); !strings.Contains(string(b), "status: active") {
+		t.Fatalf("the card lost the agent's change:\n%s", b)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/indexer"
@@ -83,10 +85,39 @@ func TestIngestRepublishesWhatCueDocsLost(t *testing.T) {
 		}
 	}
 
+	// And d edited meanwhile: published as a change, where b and c are
+	// published again as they were (FileUpserted.Repeat).
+	writeTree(t, dir, map[string]string{"d.md": "# D, edited\n"})
+	want["d.md"] = events.SHA256Hex([]byte("# D, edited\n"))
+	published := make(chan events.FileUpserted, 16)
+	sub, err := conn.NC.Subscribe(events.FileSubject("r"), func(m *nats.Msg) {
+		if ev, err := events.Decode(m.Data); err == nil {
+			if up, ok := ev.(events.FileUpserted); ok {
+				published <- up
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+
 	second := start(t, conn, cfg)
 	rec, ok := second.svc.LastReconcile()
 	if !ok || rec.Files != 4 || rec.Stale != 2 || rec.Orphans != 1 || rec.StreamReplaced {
 		t.Fatalf("reconcile: %+v (ran: %v); want 4 files, 2 stale (b, c), 1 unrecorded (ghost)", rec, ok)
+	}
+	repeats := map[string]bool{}
+	for len(repeats) < 3 {
+		select {
+		case up := <-published:
+			repeats[up.Path] = up.Repeat
+		case <-time.After(within):
+			t.Fatalf("published %v; want b.md, c.md and d.md", repeats)
+		}
+	}
+	if !repeats["b.md"] || !repeats["c.md"] || repeats["d.md"] {
+		t.Fatalf("published with Repeat: %v; want b.md and c.md repeated, d.md as a change", repeats)
 	}
 	repaired := func() bool {
 		for p, sha := range want {

@@ -114,7 +114,8 @@ func (r *repo) syncPath(ctx context.Context, rel string, walked bool) error {
 		next.Seq = prev.Seq
 		return r.s.state.put(r.name, rel, next) // touched, same content
 	}
-	return r.publishUpsert(ctx, rel, data, next, had, had && prev.Stale)
+	again := had && prev.Stale
+	return r.publishUpsert(ctx, rel, data, next, had, again, again && prev.Skip == "" && prev.SHA256 == sha)
 }
 
 // read reads a file through the repo's os.Root, so that a symlink swapped in
@@ -142,9 +143,9 @@ func (r *repo) read(rel string) ([]byte, fs.FileInfo, error) {
 	return buf.Bytes(), fi, err
 }
 
-func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next fileState, had, again bool) error {
+func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next fileState, had, again, repeat bool) error {
 	mod := time.Unix(0, next.Mod).UTC()
-	ev := events.FileUpserted{Repo: r.name, Path: rel, SHA256: next.SHA256, Size: next.Size, ModTime: mod, First: !had}
+	ev := events.FileUpserted{Repo: r.name, Path: rel, SHA256: next.SHA256, Size: next.Size, ModTime: mod, First: !had, Repeat: repeat}
 	content := data
 	if !utf8.Valid(data) {
 		content = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))

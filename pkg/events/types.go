@@ -38,6 +38,12 @@ type FileUpserted struct {
 	// (it still looks when one turns out to be there). A hint: when it is
 	// wrong, or absent, only that lookup is spent.
 	First bool `json:"first,omitempty"`
+	// Repeat says the file is as ingest published it before: this publish
+	// repeats that one because a comparison found what it led to lost (the
+	// document's record, or the card's task in a task log restored from a
+	// backup). A card repeated changes a task only where the log lacks it
+	// or holds it as of a change no later than the card's updated time.
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // FileDeleted says a file is gone (deleted, or renamed away from Path).
