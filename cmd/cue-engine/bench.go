@@ -47,6 +47,9 @@ extraction throughput, and ripgrep on the same queries. Prints a table;
                  latencies beside ripgrep
   --limit N      with --repo: copy only N of its files, spread over the tree
   --model M      with --repo: the embedding model (default builtin)
+  --embed-files prose|all
+                 with --repo: the files embedded ([embed] files; default: the
+                 model's, prose for builtin)
   --embed-timeout D
                  with --repo: stop waiting for every vector D after the daemon's
                  start and report how far embedding got (default 10m)
@@ -70,6 +73,7 @@ func cmdBench(args []string) error {
 	repo := fs.String("repo", "", "")
 	limit := fs.Int("limit", 0, "")
 	model := fs.String("model", "builtin", "")
+	embedFiles := fs.String("embed-files", "", "")
 	embedTimeout := fs.Duration("embed-timeout", 10*time.Minute, "")
 	queries := fs.Int("queries", 10, "")
 	samples := fs.Int("samples", 0, "")                 // samples per figure, for tests; not advertised
@@ -92,10 +96,10 @@ func cmdBench(args []string) error {
 				return fmt.Errorf("bench: --repo measures a repository; --%s is for the generated corpus: give one or the other", other)
 			}
 		}
-		return benchRepo(bench.RepoOptions{Repo: *repo, Model: *model, Limit: *limit, Queries: *queries, QuerySamples: *samples,
+		return benchRepo(bench.RepoOptions{Repo: *repo, Model: *model, EmbedFiles: *embedFiles, Limit: *limit, Queries: *queries, QuerySamples: *samples,
 			EmbedTimeout: *embedTimeout, IndexTimeout: *indexTimeout, Keep: *keep, LogLevel: *logLevel}, *seed, *out, *jsonOut, set["log-level"])
 	}
-	for _, repoOnly := range []string{"limit", "model", "embed-timeout", "queries"} {
+	for _, repoOnly := range []string{"limit", "model", "embed-files", "embed-timeout", "queries"} {
 		if set[repoOnly] {
 			return fmt.Errorf("bench: --%s goes with --repo DIR", repoOnly)
 		}

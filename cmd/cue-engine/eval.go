@@ -21,7 +21,7 @@ import (
 const (
 	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--work DIR] [--json [--ranks]]"
 	evalQuestionsUsage = "cue eval questions DIR [--seed N] [--max N] [--modes keyword,hybrid] [--json] [--list]"
-	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--write DIR] [--work DIR] [--json]"
+	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--embed-files prose|all] [--write DIR] [--work DIR] [--json]"
 )
 
 func cmdEval(args []string) error {
@@ -179,7 +179,8 @@ func cmdEvalCode(args []string) error {
 	fs.Var(&roots, "root", "directory of Go source to draw functions from (repeatable; default: $(go env GOROOT)/src and $(go env GOMODCACHE))")
 	seed := fs.Uint64("seed", codesearch.DefaultSeed, "seed that draws the queries")
 	nq := fs.Int("queries", 2000, "queries to draw")
-	modes := fs.String("modes", "keyword", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword embeds every function with the built-in model)")
+	modes := fs.String("modes", "keyword", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword runs the daemon with the built-in model)")
+	embedFiles := fs.String("embed-files", "", `[embed] files for the daemon: "all" embeds the functions; default: the built-in model's, "prose", which leaves code to keyword search`)
 	write := fs.String("write", "", "also write the set in BEIR's layout into this directory (for `cue eval beir`)")
 	work := fs.String("work", "", "keep the workspace in this directory: a second run restarts its daemon and embeds nothing unchanged (default: a temporary directory, removed)")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
@@ -224,7 +225,10 @@ func cmdEvalCode(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	r, err := codesearch.Run(ctx, set, codesearch.RunOptions{Modes: wanted, Work: *work, Progress: phaseProgress(), Logger: log})
+	if *embedFiles != "" && *embedFiles != "prose" && *embedFiles != "all" {
+		return fmt.Errorf(`--embed-files %q: give "prose" or "all"`, *embedFiles)
+	}
+	r, err := codesearch.Run(ctx, set, codesearch.RunOptions{Modes: wanted, EmbedFiles: *embedFiles, Work: *work, Progress: phaseProgress(), Logger: log})
 	if err != nil {
 		return err
 	}

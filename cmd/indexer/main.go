@@ -45,7 +45,11 @@ func run() error {
 	ollamaHost := fs.String("ollama-host", "", "Ollama server for ollama: models (default OLLAMA_HOST, else http://127.0.0.1:11434)")
 	embedWorkers := fs.Int("embed-workers", 2, "embed requests handled at once in this process; 0 runs no embed worker (another process does)")
 	embedCache := fs.String("embed-cache", os.Getenv("CUE_EMBED_CACHE"), "Badger directory caching vectors across restarts (env CUE_EMBED_CACHE; empty: no cache)")
+	embedFiles := fs.String("embed-files", "auto", `files embedded: "prose" (markdown, cards, text documents), "all", or "auto" (prose with the built-in model, which is near random on code; all with Ollama models)`)
 	fs.Parse(os.Args[1:])
+	if *embedFiles != "auto" && *embedFiles != "prose" && *embedFiles != "all" {
+		return fmt.Errorf(`--embed-files %q: give "prose", "all" or "auto"`, *embedFiles)
+	}
 	log, err := rf.Logger("indexer")
 	if err != nil {
 		return err
@@ -71,6 +75,7 @@ func run() error {
 		cfg.EmbedModel = emb.ModelID()
 		if *embedWorkers > 0 {
 			ecfg := embedworker.Config{Concurrency: *embedWorkers}
+			ecfg.ProseOnly = *embedFiles == "prose" || *embedFiles == "auto" && embedworker.ProseOnlyByDefault(emb.ModelID())
 			if *embedCache != "" {
 				vc, err := cache.Open(*embedCache, log)
 				if err != nil {

@@ -45,6 +45,9 @@ type RepoOptions struct {
 	// Model is the embedding model spec of the workspace's config: none,
 	// builtin (the default) or ollama:<model>.
 	Model string
+	// EmbedFiles is [embed] files: "prose", "all", or "" for the model's
+	// default (embedworker.ProseOnlyByDefault).
+	EmbedFiles string
 	// Limit copies at most this many of the repository's indexable files,
 	// spread over its tree; 0 copies them all.
 	Limit int
@@ -80,6 +83,9 @@ func (o *RepoOptions) setDefaults() error {
 	}
 	if o.Limit < 0 {
 		return fmt.Errorf("bench: --limit %d: give a positive number of files, or 0 for all", o.Limit)
+	}
+	if o.EmbedFiles != "" && o.EmbedFiles != "prose" && o.EmbedFiles != "all" {
+		return fmt.Errorf("bench: --embed-files %q: give prose or all (or leave it out for the model's default)", o.EmbedFiles)
 	}
 	if o.Queries == 0 {
 		o.Queries = 10
@@ -408,11 +414,15 @@ func (b *repoRun) configure() error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	text := string(data)
-	for _, set := range []struct{ section, key, value string }{
+	sets := []struct{ section, key, value string }{
 		{"embed", "model", strconv.Quote(b.o.Model)},
 		{"mcp", "rate_limits_mode", `"off"`},
 		{"transcripts", "disabled", "true"},
-	} {
+	}
+	if b.o.EmbedFiles != "" {
+		sets = append(sets, struct{ section, key, value string }{"embed", "files", strconv.Quote(b.o.EmbedFiles)})
+	}
+	for _, set := range sets {
 		if text, err = setTOMLKey(text, set.section, set.key, set.value); err != nil {
 			return err
 		}
@@ -424,20 +434,26 @@ func (b *repoRun) configure() error {
 	if err != nil {
 		return fmt.Errorf("bench: the configured workspace: %w", err)
 	}
-	if cfg.Embed.Model != b.o.Model || cfg.MCP.RateLimitsOn() || !cfg.Transcripts.Disabled || cfg.MCP.HTTPDisabled {
+	if cfg.Embed.Model != b.o.Model || cfg.MCP.RateLimitsOn() || !cfg.Transcripts.Disabled || cfg.MCP.HTTPDisabled ||
+		cfg.Embed.Files != b.o.EmbedFiles {
 		return fmt.Errorf("bench: %s does not read back as configured (model %q)", path, cfg.Embed.Model)
 	}
 	return nil
 }
 
-// setTOMLKey replaces the line of key in [section] of a TOML text.
+// setTOMLKey replaces the line of key in [section] of a TOML text, or
+// adds one at the section's start.
 func setTOMLKey(text, section, key, value string) (string, error) {
 	lines := strings.Split(text, "\n")
 	in := false
+	header := -1
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "[") {
 			in = t == "["+section+"]"
+			if in {
+				header = i
+			}
 			continue
 		}
 		if k, _, ok := strings.Cut(t, "="); in && ok && strings.TrimSpace(k) == key {
@@ -445,7 +461,11 @@ func setTOMLKey(text, section, key, value string) (string, error) {
 			return strings.Join(lines, "\n"), nil
 		}
 	}
-	return "", fmt.Errorf("bench: the config `cue init` wrote has no %s in [%s]", key, section)
+	if header < 0 {
+		return "", fmt.Errorf("bench: the config `cue init` wrote has no [%s]", section)
+	}
+	lines = slices.Insert(lines, header+1, key+" = "+value)
+	return strings.Join(lines, "\n"), nil
 }
 
 // measure runs the daemon and takes every figure.

@@ -169,8 +169,13 @@ func TestSetTOMLKey(t *testing.T) {
 	if err != nil || got != "[embed]\n# model\nmodel = \"builtin\"\n\n[transcripts]\ndisabled = true\n" {
 		t.Fatalf("%q %v", got, err)
 	}
-	if _, err := setTOMLKey(text, "embed", "disabled", "true"); err == nil || !strings.Contains(err.Error(), "no disabled in [embed]") {
-		t.Fatalf("a key outside its section: %v", err)
+	// A key only another section holds is added to this one.
+	got, err = setTOMLKey(text, "embed", "disabled", "true")
+	if err != nil || got != "[embed]\ndisabled = true\n# model\nmodel = \"builtin\"\n\n[transcripts]\ndisabled = false\n" {
+		t.Fatalf("a key outside its section: %q %v", got, err)
+	}
+	if _, err := setTOMLKey(text, "scene", "token_limit", "1"); err == nil || !strings.Contains(err.Error(), "no [scene]") {
+		t.Fatalf("a missing section: %v", err)
 	}
 }
 

@@ -311,7 +311,8 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 			log.Info("stopped", "component", "vector-cache")
 		})
-		if embedder, err = embedworker.New(conn, emb, embedworker.Config{Cache: vc, Gate: gate}, log); err != nil {
+		proseOnly := cfg.Embed.ProseOnly(embedworker.ProseOnlyByDefault(emb.ModelID()))
+		if embedder, err = embedworker.New(conn, emb, embedworker.Config{Cache: vc, Gate: gate, ProseOnly: proseOnly}, log); err != nil {
 			return err
 		}
 	}

@@ -226,6 +226,24 @@ func headingPath(hs []markdown.Heading, i int) []string {
 	return p
 }
 
+// Prose reports whether a document of kind at p is written to be read as
+// text: markdown, task cards, and plain-text documents (.txt, .rst, .adoc,
+// .asciidoc, .org, .tex, .text, and names without an extension such as
+// README or NOTICE). Code, data, certificates, test outputs and dot files
+// (settings) are not.
+func Prose(kind events.DocKind, p string) bool {
+	switch kind {
+	case events.DocMarkdown, events.DocCard:
+		return true
+	case events.DocText:
+		base := path.Base(p)
+		return !strings.HasPrefix(base, ".") && proseExtensions[strings.ToLower(path.Ext(base))]
+	}
+	return false
+}
+
+var proseExtensions = map[string]bool{"": true, ".txt": true, ".rst": true, ".adoc": true, ".asciidoc": true, ".org": true, ".tex": true, ".text": true}
+
 // Classify returns a file's kind and, for code and markdown, its language,
 // from its path: markdown under CardsDir is a card.
 func Classify(p string) (events.DocKind, string) {

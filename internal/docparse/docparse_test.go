@@ -444,3 +444,17 @@ func BenchmarkBuildGoroot(b *testing.B) {
 		}
 	}
 }
+
+func TestProse(t *testing.T) {
+	for p, want := range map[string]bool{
+		"docs/guide.md": true, ".cuedeck/cards/abc123.md": true, "README": true, "NOTICE": true,
+		"docs/notes.txt": true, "docs/index.rst": true, "manual.adoc": true,
+		"main.go": false, "config.yaml": false, "src/asm_amd64.s": false, "testdata/out.golden": false,
+		"certs/ca.crt": false, ".gitignore": false, "Makefile": false,
+	} {
+		kind, _ := Classify(p)
+		if got := Prose(kind, p); got != want {
+			t.Errorf("Prose(%s, %q) = %v, want %v", kind, p, got, want)
+		}
+	}
+}

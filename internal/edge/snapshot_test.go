@@ -3,6 +3,8 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
@@ -76,6 +79,44 @@ func TestCleanRestartLoadsTheSavedKeywordIndex(t *testing.T) {
 	}
 }
 
+// A keyword index an older release saved (S2, under its old name) is not
+// read, and is removed rather than left on disk for good.
+func TestKeywordIndexOfAnOlderReleaseIsRemoved(t *testing.T) {
+	h := newHarness(t)
+	dir := filepath.Join(t.TempDir(), "edge")
+	first := h.start(dir)
+	rev := h.putAll(fixtureDocs())
+	first.wait(rev)
+	want := answers(first)
+	first.stop()
+	if err := os.Remove(filepath.Join(dir, snapshotName)); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, oldSnapshotName)
+	f, err := os.Create(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := s2.NewWriter(f)
+	if err := fixtureIndex(t).WriteSnapshot(z, rev); err != nil {
+		t.Fatal(err)
+	}
+	z.Close()
+	f.Close()
+
+	var log logtest.Buffer
+	second := h.startLogged(dir, &log)
+	if !strings.Contains(log.String(), "saved_keyword_index=false") {
+		t.Fatalf("the older release's index was loaded:\n%s", log.String())
+	}
+	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the older release's index is still there: %v", err)
+	}
+	if got := answers(second); got != want {
+		t.Fatalf("the rebuilt index answers\n%s\nbefore\n%s", got, want)
+	}
+}
+
 func TestSavedKeywordIndexThatDoesNotMatchIsRebuilt(t *testing.T) {
 	for name, spoil := range map[string]func(t *testing.T, path string, rev uint64){
 		"damaged": func(t *testing.T, path string, _ uint64) {
@@ -130,7 +171,10 @@ func writeSnapshot(t *testing.T, path string, ix *search.Index, stamp uint64) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	z := s2.NewWriter(f)
+	z, err := zstd.NewWriter(f)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := ix.WriteSnapshot(z, stamp); err != nil {
 		t.Fatal(err)
 	}

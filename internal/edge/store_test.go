@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/cuedeck/cuedeck/internal/localdb"
 )
@@ -61,8 +62,8 @@ func TestStoreAppliesAcrossTransactions(t *testing.T) {
 	}
 }
 
-// Documents are stored compressed, and a store written before compression
-// (plain JSON) still reads.
+// Documents are stored compressed, and stores written before (plain JSON,
+// S2) still read.
 func TestStoredDocumentsAreCompressedAndPlainOnesStillRead(t *testing.T) {
 	body := strings.Repeat("func handler(w http.ResponseWriter, r *http.Request) { serve(w, r) }\n", 200)
 	doc := &Doc{Key: "app.big.go", Rev: 1, Record: mdRecord("app", "big.go", body, nil)}
@@ -71,7 +72,7 @@ func TestStoredDocumentsAreCompressedAndPlainOnesStillRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain, _ := json.Marshal(doc)
-	if enc[0] != compressedDoc || len(enc) > len(plain)/2 {
+	if enc[0] != zstdDoc || len(enc) > len(plain)/2 {
 		t.Fatalf("encoded %d bytes of %d, first byte %#x: want it compressed", len(enc), len(plain), enc[0])
 	}
 	small, _ := encodeDoc(&Doc{Key: "app.a.md", Rev: 2, Record: mdRecord("app", "a.md", "# A\n", nil)})
@@ -87,22 +88,26 @@ func TestStoredDocumentsAreCompressedAndPlainOnesStillRead(t *testing.T) {
 	if err := s.Apply([]Change{{Key: doc.Key, Rev: 1, Doc: doc}}); err != nil {
 		t.Fatal(err)
 	}
-	// What an earlier release wrote for the same key.
+	// What earlier releases wrote: plain JSON, then S2.
 	old := &Doc{Key: "app.old.md", Rev: 2, Record: mdRecord("app", "old.md", "# Old\n"+body, nil)}
+	older := &Doc{Key: "app.s2.md", Rev: 3, Record: mdRecord("app", "s2.md", "# S2\n"+body, nil)}
 	err = s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(append(docPrefix[:len(docPrefix):len(docPrefix)], old.Key...), must(json.Marshal(old)))
+		if err := txn.Set(append(docPrefix[:len(docPrefix):len(docPrefix)], old.Key...), must(json.Marshal(old))); err != nil {
+			return err
+		}
+		return txn.Set(append(docPrefix[:len(docPrefix):len(docPrefix)], older.Key...), append([]byte{s2Doc}, s2.Encode(nil, must(json.Marshal(older)))...))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []*Doc{doc, old} {
+	for _, want := range []*Doc{doc, old, older} {
 		got, ok, err := s.Get(want.Key)
 		if err != nil || !ok || got.Record.Content != want.Record.Content {
 			t.Fatalf("Get(%s) = %v %v, content %d bytes of %d", want.Key, ok, err, len(got.Record.Content), len(want.Record.Content))
 		}
 	}
 	n := 0
-	if err := s.ForEach(func(d Doc) error { n++; return nil }); err != nil || n != 2 {
+	if err := s.ForEach(func(d Doc) error { n++; return nil }); err != nil || n != 3 {
 		t.Fatalf("ForEach saw %d documents, %v", n, err)
 	}
 	s.Close()

@@ -484,3 +484,78 @@ func TestCacheKeepsOneVectorPerChunk(t *testing.T) {
 		}
 	}
 }
+
+// Workers that embed prose only record a code file without vectors, so it
+// counts as done, and embed markdown; workers started later that embed
+// every file embed the code, found by the reconciler at start, and prose
+// already embedded is not embedded again.
+func TestCodeLeftOutByProseOnlyWorkersIsEmbeddedByLaterOnes(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	e := fastOllama(t, srv, "all-minilm")
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	c := openCache(t)
+	cfg := fastConfig(c)
+	cfg.ProseOnly = true
+	ctx, stop := context.WithCancel(context.Background())
+	w, err := New(conn, e, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+
+	const code = "package auth\n\n// Login checks a password.\nfunc Login(user, password string) error {\n\treturn nil\n}\n"
+	index(t, idx, 1, upsert("guide.md", guide))
+	index(t, idx, 2, upsert("auth/login.go", code))
+	bustest.Eventually(t, 10*time.Second, "records of both files", func() bool {
+		_, prose := vectors(t, conn, e.ModelID(), "guide.md")
+		_, code := vectors(t, conn, e.ModelID(), "auth/login.go")
+		return prose && code
+	})
+	rec, _ := vectors(t, conn, e.ModelID(), "auth/login.go")
+	if !rec.LeftOut || len(rec.Chunks) != 0 || rec.SourceSeq != 2 {
+		t.Fatalf("the code file's record: %+v; want it left out, with no chunks", rec)
+	}
+	if prose, _ := vectors(t, conn, e.ModelID(), "guide.md"); prose.LeftOut || len(prose.Chunks) == 0 {
+		t.Fatalf("the markdown file's record: %+v; want its chunks' vectors", prose)
+	}
+	if slices.ContainsFunc(srv.Inputs(), func(s string) bool { return strings.Contains(s, "func Login") }) {
+		t.Fatalf("the code was embedded: %q", srv.Inputs())
+	}
+	if b := backlog(t, conn, e.ModelID()); b.Vectors != 2 || b.Pending != 0 {
+		t.Fatalf("backlog %+v: both files should count as embedded", b)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	before := len(srv.Inputs())
+	kv, err := conn.JS.KeyValue(context.Background(), events.VectorsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revision := func() uint64 {
+		e, err := kv.Get(context.Background(), events.VectorKey(e.ModelID(), "r", "guide.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Revision()
+	}
+	proseRevision := revision()
+	cfg = fastConfig(c)
+	cfg.ReconcileEvery = time.Hour // the pass at start is the one tested
+	start(t, conn, e, cfg)
+	bustest.Eventually(t, 10*time.Second, "the code file embedded", func() bool {
+		rec, ok := vectors(t, conn, e.ModelID(), "auth/login.go")
+		return ok && !rec.LeftOut && len(rec.Chunks) > 0
+	})
+	got := srv.Inputs()[before:]
+	if len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "Overview") || strings.Contains(s, "Tokens expire") }) {
+		t.Fatalf("embedded after the switch: %q; want the code's chunks only", got)
+	}
+	if r := revision(); r != proseRevision {
+		t.Fatalf("guide.md's vectors were written again (revision %d, was %d)", r, proseRevision)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/docparse"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -43,8 +44,8 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 	}
 	r.Vectors = len(vecs)
 	s.logger.Info("reconcile: scanning for missing vectors", "docs", len(docs), "vectors", len(vecs))
-	publish := func(req events.EmbedRequest) error {
-		_, err := bus.PublishEvent(ctx, s.conn.JS, events.EmbedSubject(req.Repo), events.EmbedRequestMsgID(req), req)
+	publish := func(req events.EmbedRequest, idSuffix string) error {
+		_, err := bus.PublishEvent(ctx, s.conn.JS, events.EmbedSubject(req.Repo), events.EmbedRequestMsgID(req)+idSuffix, req)
 		return err
 	}
 	for key, d := range docs {
@@ -52,10 +53,20 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 			continue
 		}
 		r.Docs++
-		if v, ok := vecs[key]; ok && (v.sha == d.sha || v.seq >= d.seq) {
+		leaveOut := s.cfg.ProseOnly && !d.prose
+		v, ok := vecs[key]
+		current := ok && (v.seq > d.seq || v.sha == d.sha || v.seq == d.seq)
+		if current && v.leftOut == leaveOut {
 			continue
 		}
-		if err := publish(events.EmbedRequest{Repo: d.repo, Path: d.path, Model: s.model, SHA256: d.sha, SourceSeq: d.seq}); err != nil {
+		// Vectors of this content recorded the other way ([embed] files
+		// changed): the request that brought them may still be in the
+		// duplicate window under the plain id.
+		idSuffix := ""
+		if current {
+			idSuffix = fmt.Sprintf("|left-out:%t", leaveOut)
+		}
+		if err := publish(events.EmbedRequest{Repo: d.repo, Path: d.path, Model: s.model, SHA256: d.sha, SourceSeq: d.seq}, idSuffix); err != nil {
 			return r, err
 		}
 		r.Requested++
@@ -73,7 +84,7 @@ func (s *Service) Reconcile(ctx context.Context) (Reconciled, error) {
 		if ok {
 			seq = d.seq
 		}
-		if err := publish(events.EmbedRequest{Repo: v.repo, Path: v.path, Model: s.model, SourceSeq: seq, Deleted: true}); err != nil {
+		if err := publish(events.EmbedRequest{Repo: v.repo, Path: v.path, Model: s.model, SourceSeq: seq, Deleted: true}, ""); err != nil {
 			return r, err
 		}
 		r.Removals++
@@ -122,12 +133,13 @@ func (s *Service) waitQueueEmpty(ctx context.Context) error {
 type docState struct {
 	repo, path, sha string
 	seq             uint64
-	indexed         bool
+	indexed, prose  bool
 }
 
 type vecState struct {
 	repo, path, sha string
 	seq             uint64
+	leftOut         bool
 }
 
 // scanDocs reads every DocRecord, keyed by DocKey.
@@ -139,7 +151,7 @@ func (s *Service) scanDocs(ctx context.Context) (map[string]docState, error) {
 			return // status reports undecodable records
 		}
 		out[e.Key()] = docState{repo: rec.Repo, path: rec.Path, sha: rec.SHA256, seq: rec.SourceSeq,
-			indexed: !rec.Deleted && rec.Skip == nil}
+			indexed: !rec.Deleted && rec.Skip == nil, prose: docparse.Prose(rec.Kind, rec.Path)}
 	})
 	return out, err
 }
@@ -154,7 +166,7 @@ func (s *Service) scanVectors(ctx context.Context) (map[string]vecState, error) 
 		}
 		v := vecState{repo: repo, path: path}
 		if rec, err := events.DecodeVectorRecord(e.Value()); err == nil {
-			v.sha, v.seq = rec.SHA256, rec.SourceSeq
+			v.sha, v.seq, v.leftOut = rec.SHA256, rec.SourceSeq, rec.LeftOut
 		}
 		out[events.DocKey(repo, path)] = v
 	})

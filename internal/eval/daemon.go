@@ -30,10 +30,13 @@ type RunOptions struct {
 	// after. A directory kept from an earlier run of the same data set is
 	// restarted as `cue up` restarts, so nothing unchanged is embedded
 	// again.
-	Work     string
-	Debounce time.Duration
-	Progress func(phase string, done, total int)
-	Logger   *slog.Logger
+	Work string
+	// EmbedFiles is [embed] files for the daemon ("prose" or "all");
+	// empty: the product's default for the built-in model (prose).
+	EmbedFiles string
+	Debounce   time.Duration
+	Progress   func(phase string, done, total int)
+	Logger     *slog.Logger
 }
 
 // DocPath is where document i of a data set lives in the workspace Run

@@ -25,6 +25,9 @@ type Options struct {
 	// Model is the embedding model ([embed] model): "none", "builtin" or
 	// an Ollama model.
 	Model string
+	// EmbedFiles is [embed] files ("prose" or "all"); empty: the model's
+	// default.
+	EmbedFiles string
 	// Debounce overrides the ingest debounce (the config's default when
 	// zero); tests shorten it.
 	Debounce time.Duration
@@ -71,6 +74,9 @@ func Start(ctx context.Context, root string, o Options) (*Node, error) {
 	}
 	if o.Model != "" {
 		cfg.Embed.Model = o.Model
+	}
+	if o.EmbedFiles != "" {
+		cfg.Embed.Files = o.EmbedFiles
 	}
 	cfg.MCP.RateLimitsDisabled = true
 	cfg.Transcripts.Disabled = true

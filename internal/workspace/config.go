@@ -104,6 +104,20 @@ type EmbedConfig struct {
 	// OllamaHost is the Ollama server for "ollama:" models; empty:
 	// OLLAMA_HOST, else http://127.0.0.1:11434.
 	OllamaHost string `toml:"ollama_host"`
+	// Files is which files are embedded: "prose" (markdown, cards, text
+	// documents; code and data are then found by keyword search alone) or
+	// "all". Empty: "prose" with the built-in model, which reads prose and
+	// is near random on code; "all" with an Ollama model
+	// (embedworker.ProseOnlyByDefault).
+	Files string `toml:"files"`
+}
+
+// ProseOnly resolves Files: byDefault is what the model does when unset.
+func (c EmbedConfig) ProseOnly(byDefault bool) bool {
+	if c.Files == "" {
+		return byDefault
+	}
+	return c.Files == "prose"
 }
 
 // WorkspaceConfig names the workspace's own repository.
@@ -342,6 +356,9 @@ func (c *Config) Validate() error {
 	if _, err := provider.ModelID(c.Embed.Model); err != nil {
 		return fmt.Errorf("config [embed] model: %w", err)
 	}
+	if f := c.Embed.Files; f != "" && f != "prose" && f != "all" {
+		return fmt.Errorf(`config [embed] files = %q: use "prose" (markdown, cards, text documents) or "all"`, f)
+	}
 	if _, _, err := ParseLLM(c.Extract.LLM); err != nil {
 		return fmt.Errorf("config [extract] llm: %w", err)
 	}
@@ -520,6 +537,12 @@ token_limit = 32000
 model = "builtin"
 # Ollama server for "ollama:" models; empty: OLLAMA_HOST or 127.0.0.1:11434.
 ollama_host = ""
+# Which files are embedded: "prose" (markdown, cards, text documents; code
+# and data are found by keyword search) or "all". Unset: "prose" with the
+# built-in model, which reads prose and is near random on code (a repository
+# of code then embeds in a fraction of the time and disk); "all" with
+# "ollama:" models.
+# files = "all"
 
 [transcripts]
 # Agent transcripts to learn from; a transcript belongs to the repo holding

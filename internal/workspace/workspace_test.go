@@ -175,6 +175,30 @@ func TestEmbedConfig(t *testing.T) {
 			t.Errorf("config %q: model %q, want %q", body, c.Embed.Model, want)
 		}
 	}
+	// files: the model's default unless set, either way.
+	for body, want := range map[string][2]bool{
+		"":                             {false, true},
+		DefaultConfigTOML("app"):       {false, true},
+		"[embed]\nfiles = \"all\"\n":   {false, false},
+		"[embed]\nfiles = \"prose\"\n": {true, true},
+	} {
+		w := &Workspace{Root: t.TempDir()}
+		os.MkdirAll(w.Path(MetaDir), 0o755)
+		os.WriteFile(w.Path(ConfigFile), []byte(body), 0o644)
+		c, err := w.LoadConfig()
+		if err != nil {
+			t.Fatalf("config %q: %v", body, err)
+		}
+		if got := [2]bool{c.Embed.ProseOnly(false), c.Embed.ProseOnly(true)}; got != want {
+			t.Errorf("config %q: prose only %v for a model that does not / does by default, want %v", body, got, want)
+		}
+	}
+	w := &Workspace{Root: t.TempDir()}
+	os.MkdirAll(w.Path(MetaDir), 0o755)
+	os.WriteFile(w.Path(ConfigFile), []byte("[embed]\nfiles = \"code\"\n"), 0o644)
+	if _, err := w.LoadConfig(); err == nil || !strings.Contains(err.Error(), `use "prose"`) {
+		t.Errorf("files = \"code\": %v; want an error naming the choices", err)
+	}
 }
 
 func TestLockHeldByLiveProcess(t *testing.T) {

@@ -117,6 +117,11 @@ type VectorRecord struct {
 	// ChunksOmitted is how many of the file's chunks with text were left
 	// out to keep the record under the payload limit.
 	ChunksOmitted int `json:"chunks_omitted,omitempty"`
+	// LeftOut says the workers that wrote the record embed prose only
+	// ([embed] files) and the file is not prose (code, data): it holds no
+	// chunks, and the file is found by keyword search alone. Workers that
+	// embed every file embed such a file again.
+	LeftOut bool `json:"left_out,omitempty"`
 }
 
 // EventKind implements Event.

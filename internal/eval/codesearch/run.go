@@ -112,7 +112,7 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		return nil, fmt.Errorf("codesearch: %w", err)
 	}
 	progress("start daemon", 0, 0)
-	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, Debounce: o.Debounce, Logger: o.Logger})
+	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, EmbedFiles: o.EmbedFiles, Debounce: o.Debounce, Logger: o.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("codesearch: %w", err)
 	}
@@ -121,7 +121,13 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		return nil, err
 	}
 	if model != "none" {
-		if err := questions.WaitEmbedded(ctx, n, len(files), s.Functions[s.Queries[0]].Query, progress); err != nil {
+		// Every file is code: unless code is embedded too, the records
+		// say so and semantic search has nothing to answer from.
+		probe := s.Functions[s.Queries[0]].Query
+		if o.EmbedFiles != "all" {
+			probe = ""
+		}
+		if err := questions.WaitEmbedded(ctx, n, len(files), probe, progress); err != nil {
 			return nil, err
 		}
 	}

@@ -319,7 +319,8 @@ func WaitIndexed(ctx context.Context, n *localnode.Node, root string, docs []str
 }
 
 // WaitEmbedded polls the daemon's status until every document has its
-// vectors, then read_context until semantic search answers from them.
+// vectors, then read_context until semantic search answers probe from
+// them; an empty probe skips that (every file left without vectors).
 func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string, progress func(string, int, int)) error {
 	deadline := time.Now().Add(stallLimit)
 	vectors := -1
@@ -352,7 +353,7 @@ func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string
 		}
 	}
 	// The edge applies vectors after the status counts them.
-	for {
+	for probe != "" {
 		hits, err := n.ReadContext(ctx, probe, tools.ModeSemantic, 1)
 		if err != nil {
 			return err
@@ -367,6 +368,7 @@ func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string
 			return err
 		}
 	}
+	return nil
 }
 
 func pause(ctx context.Context, d time.Duration) error {
