@@ -45,14 +45,23 @@ func answers(r *running) string {
 	return b.String()
 }
 
-func TestCleanRestartLoadsTheSavedKeywordIndex(t *testing.T) {
-	h := newHarness(t)
-	dir := filepath.Join(t.TempDir(), "edge")
+// stoppedAfterIndexing runs an edge in a new directory over the fixture's
+// documents and stops it cleanly: where it kept its store, the store's
+// revision, and what it answered.
+func stoppedAfterIndexing(t *testing.T) (h *harness, dir string, rev uint64, want string) {
+	t.Helper()
+	h = newHarness(t)
+	dir = filepath.Join(t.TempDir(), "edge")
 	first := h.start(dir)
-	rev := h.putAll(fixtureDocs())
+	rev = h.putAll(fixtureDocs())
 	first.wait(rev)
-	want := answers(first)
+	want = answers(first)
 	first.stop()
+	return h, dir, rev, want
+}
+
+func TestCleanRestartLoadsTheSavedKeywordIndex(t *testing.T) {
+	h, dir, rev, want := stoppedAfterIndexing(t)
 	saved := filepath.Join(dir, snapshotName)
 	if _, err := os.Stat(saved); err != nil {
 		t.Fatalf("a clean stop left no keyword index: %v", err)
@@ -82,13 +91,7 @@ func TestCleanRestartLoadsTheSavedKeywordIndex(t *testing.T) {
 // A keyword index an older release saved (S2, under its old name) is not
 // read, and is removed rather than left on disk for good.
 func TestKeywordIndexOfAnOlderReleaseIsRemoved(t *testing.T) {
-	h := newHarness(t)
-	dir := filepath.Join(t.TempDir(), "edge")
-	first := h.start(dir)
-	rev := h.putAll(fixtureDocs())
-	first.wait(rev)
-	want := answers(first)
-	first.stop()
+	h, dir, rev, want := stoppedAfterIndexing(t)
 	if err := os.Remove(filepath.Join(dir, snapshotName)); err != nil {
 		t.Fatal(err)
 	}
@@ -135,13 +138,7 @@ func TestSavedKeywordIndexThatDoesNotMatchIsRebuilt(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t)
-			dir := filepath.Join(t.TempDir(), "edge")
-			first := h.start(dir)
-			rev := h.putAll(fixtureDocs())
-			first.wait(rev)
-			want := answers(first)
-			first.stop()
+			h, dir, rev, want := stoppedAfterIndexing(t)
 			spoil(t, filepath.Join(dir, snapshotName), rev)
 
 			var log logtest.Buffer
