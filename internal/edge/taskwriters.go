@@ -152,14 +152,22 @@ func (e *Edge) forwardTaskWrite(ctx context.Context, tool, repo string, args jso
 			if seq > 0 {
 				wait = func(ctx context.Context) error { return e.board.WaitSeq(ctx, seq) }
 			}
+			start := time.Now()
 			if werr := wait(ctx); werr != nil {
-				e.logger.Debug("task writers: a forwarded write is not applied here yet", "repo", repo, "seq", seq, "err", werr)
+				e.logger.Warn("task writers: a forwarded write is not applied here yet; answering without it", "repo", repo, "seq", seq, "waited", time.Since(start).Round(time.Millisecond), "err", werr)
+			} else if waited := time.Since(start); waited > slowApply {
+				// The client waited on this edge's board, not on the write.
+				e.logger.Warn("task writers: this edge's board took long to apply a forwarded write", "repo", repo, "seq", seq, "waited", waited.Round(time.Millisecond))
 			}
 		}
 		return out, true, err
 	}
 	return nil, false, nil
 }
+
+// slowApply is how long a forwarded write may wait for this edge's board
+// before the wait is worth a warning.
+const slowApply = time.Second
 
 // ForwardedWrite is a task write one edge hands the repo's writer.
 type ForwardedWrite struct {
