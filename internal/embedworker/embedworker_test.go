@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +60,14 @@ func fastConfig(c *cache.Cache) Config {
 // start runs a worker until the test ends.
 func start(t *testing.T, conn *bus.Conn, e embed.Embedder, cfg Config) *Service {
 	t.Helper()
+	w, _ := startStoppable(t, conn, e, cfg)
+	return w
+}
+
+// startStoppable runs a worker until stop is called or the test ends;
+// stop checks that Run returned cleanly.
+func startStoppable(t *testing.T, conn *bus.Conn, e embed.Embedder, cfg Config) (w *Service, stop func()) {
+	t.Helper()
 	w, err := New(conn, e, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -66,13 +75,14 @@ func start(t *testing.T, conn *bus.Conn, e embed.Embedder, cfg Config) *Service 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
 	})
-	return w
+	t.Cleanup(stop)
+	return w, stop
 }
 
 func upsert(path, content string) events.FileUpserted {
@@ -306,13 +316,7 @@ func TestModelSwitchReembedsInTheBackground(t *testing.T) {
 	old := fastOllama(t, srv, "old-model")
 	idx := indexer.New(conn, indexer.Config{EmbedModel: old.ModelID()}, nil)
 	c := openCache(t)
-	oldCtx, stopOld := context.WithCancel(context.Background())
-	ow, err := New(conn, old, fastConfig(c), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldDone := make(chan error, 1)
-	go func() { oldDone <- ow.Run(oldCtx) }()
+	_, stopOld := startStoppable(t, conn, old, fastConfig(c))
 
 	paths := []string{"a.md", "b.md", "c.md"}
 	for i, p := range paths {
@@ -323,9 +327,6 @@ func TestModelSwitchReembedsInTheBackground(t *testing.T) {
 		return backlog(t, conn, old.ModelID()).Vectors == 4
 	})
 	stopOld()
-	if err := <-oldDone; err != nil {
-		t.Fatal(err)
-	}
 	// While no worker runs, a file goes: its old-model deletion request
 	// waits, and the new model must not keep vectors for it.
 	index(t, idx, 5, events.FileDeleted{Repo: "r", Path: "gone.md"})
@@ -497,13 +498,7 @@ func TestCodeLeftOutByProseOnlyWorkersIsEmbeddedByLaterOnes(t *testing.T) {
 	c := openCache(t)
 	cfg := fastConfig(c)
 	cfg.ProseOnly = true
-	ctx, stop := context.WithCancel(context.Background())
-	w, err := New(conn, e, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	_, stop := startStoppable(t, conn, e, cfg)
 
 	const code = "package auth\n\n// Login checks a password.\nfunc Login(user, password string) error {\n\treturn nil\n}\n"
 	index(t, idx, 1, upsert("guide.md", guide))
@@ -527,9 +522,6 @@ func TestCodeLeftOutByProseOnlyWorkersIsEmbeddedByLaterOnes(t *testing.T) {
 		t.Fatalf("backlog %+v: both files should count as embedded", b)
 	}
 	stop()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
 
 	before := len(srv.Inputs())
 	kv, err := conn.JS.KeyValue(context.Background(), events.VectorsBucket)
