@@ -288,9 +288,19 @@ func edgeAnswers(ctx context.Context, t *testing.T, c *Cluster, nc *nats.Conn, i
 // logLine returns the first line of n's logs that contains s.
 func logLine(ctx context.Context, t *testing.T, n *Node, s string) string {
 	t.Helper()
+	line, err := findLogLine(ctx, n, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+// findLogLine is the first line of n's log holding s, or an error saying
+// there is none yet.
+func findLogLine(ctx context.Context, n *Node, s string) (string, error) {
 	logs, err := n.C.Logs(ctx)
 	if err != nil {
-		t.Fatalf("%s logs: %v", n.Name, err)
+		return "", fmt.Errorf("%s logs: %w", n.Name, err)
 	}
 	defer logs.Close()
 	sc := bufio.NewScanner(logs)
@@ -302,11 +312,34 @@ func logLine(ctx context.Context, t *testing.T, n *Node, s string) string {
 			if i := strings.Index(line, "time="); i >= 0 {
 				line = line[i:]
 			}
-			return line
+			return line, nil
 		}
 	}
-	t.Fatalf("%s logged no line with %q", n.Name, s)
-	return ""
+	return "", fmt.Errorf("%s logged no line with %q", n.Name, s)
+}
+
+// bucketReplayed is the edge's line on finding a bucket replaced under
+// it, which it then replays while it runs.
+const bucketReplayed = "a bucket was replaced under the running edge; discarding what came from it and replaying it from the start"
+
+// waitReplayedInPlace waits until edge n has logged that it replays a
+// replaced bucket, and requires that it did so without a restart.
+func waitReplayedInPlace(ctx context.Context, t *testing.T, c *Cluster, n *Node) {
+	t.Helper()
+	var line string
+	eventually(ctx, t, 2*time.Minute, n.Name+" replaying the replaced bucket", func() error {
+		var err error
+		line, err = findLogLine(ctx, n, bucketReplayed)
+		return err
+	})
+	in, err := c.docker.ContainerInspect(ctx, n.C.GetContainerID(), client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Container.RestartCount > 0 {
+		t.Errorf("%s was restarted %d time(s): it should replay the bucket while it runs", n.Name, in.Container.RestartCount)
+	}
+	t.Logf("%s, not restarted, logged: %s", n.Name, strings.TrimSpace(line))
 }
 
 // waitReady polls edge i's /readyz until it reports ready with no feed

@@ -160,9 +160,9 @@ func (e *Edge) cachedReadDoc(ctx context.Context, raw json.RawMessage) (json.Raw
 // passing (an embedder that failed once).
 func (e *Edge) cachedReadContext(ctx context.Context, raw json.RawMessage) (json.RawMessage, bool, error) {
 	e.m.mu.RLock()
-	rev, vrev := e.m.rev, e.m.vrev
+	rev, vrev, gen := e.m.rev, e.m.vrev, e.m.startOvers
 	e.m.mu.RUnlock()
-	key := scopeKey(access.FromContext(ctx)) + "\x00" + strconv.FormatUint(rev, 10) + "/" + strconv.FormatUint(vrev, 10) + "\x00" + string(raw)
+	key := scopeKey(access.FromContext(ctx)) + "\x00" + strconv.FormatUint(gen, 10) + ":" + strconv.FormatUint(rev, 10) + "/" + strconv.FormatUint(vrev, 10) + "\x00" + string(raw)
 	if out, ok := e.cache.Get(tiercache.L3, key); ok {
 		return slices.Clone(out), true, nil
 	}

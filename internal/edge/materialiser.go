@@ -105,8 +105,8 @@ type Config struct {
 	// bucket, or from further than the bucket now reaches, is discarded
 	// at Open and the bucket replayed. While Run follows, the buckets are
 	// compared again every SourceCheck and whenever a watch is re-created;
-	// a bucket replaced under a running edge stops Run with an error
-	// saying to restart it.
+	// what came from a bucket replaced under a running edge is discarded
+	// and the bucket replayed, as Open does (startOver).
 	Sources Sources
 	// SourceCheck is how often Run compares the buckets with the
 	// incarnations the store was built from; default 5 s. A watch does
@@ -270,7 +270,10 @@ type Materialiser struct {
 	stopped bool
 	// pathsGen counts changes to the set of paths, for suggestion caches.
 	pathsGen uint64
-	running  bool
+	// startOvers counts the replays from the start of a replaced bucket
+	// (startOver): revisions before and after one name different states.
+	startOvers uint64
+	running    bool
 	// vecs is the vector state of each document with a record of model;
 	// vrev the last applied cue_vectors revision.
 	vecs map[string]*vecState
@@ -636,6 +639,9 @@ type feed struct {
 	progress *feedProgress
 	// after, if set, is closed when the feed may start.
 	after <-chan struct{}
+	// replaced hands the follower a divergence the periodic check found
+	// (checkSourcesEvery).
+	replaced chan *replaced
 }
 
 // followAll follows cue_docs, cue_memories and, with an embedder,
@@ -672,6 +678,7 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 	}
 	for i := range feeds {
 		feeds[i].progress = m.progressOf(feeds[i].bucket)
+		feeds[i].replaced = make(chan *replaced, 1)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -686,15 +693,9 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 	if m.cfg.Memories != nil && m.mems.vindex != nil {
 		wg.Go(func() { m.embedMemories(ctx, m.cfg.Embedder) })
 	}
-	var srcErr error
-	wg.Go(func() {
-		srcErr = m.checkSourcesEvery(ctx, feeds)
-		if srcErr != nil {
-			cancel()
-		}
-	})
+	wg.Go(func() { m.checkSourcesEvery(ctx, feeds) })
 	wg.Wait()
-	return errors.Join(append(errs, srcErr)...)
+	return errors.Join(errs...)
 }
 
 // follow watches f until ctx ends or the store fails.
@@ -711,16 +712,24 @@ func (m *Materialiser) follow(ctx context.Context, f feed) error {
 		if !first {
 			// A watch re-created after an outage may find another
 			// incarnation of the bucket behind it.
-			if err := m.checkSource(ctx, f); err != nil {
-				return err
+			if r := m.checkSource(ctx, f); r != nil {
+				if err := m.startOver(f, r); err != nil {
+					return err
+				}
 			}
 		}
 		progressed, err := m.watch(ctx, f)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if errors.Is(err, errStore) || errors.Is(err, ErrSourceReplaced) {
+		if errors.Is(err, errStore) {
 			return err
+		}
+		if r, ok := errors.AsType[*replaced](err); ok {
+			if err := m.startOver(f, r); err != nil {
+				return err
+			}
+			continue
 		}
 		if progressed {
 			delay = 100 * time.Millisecond
@@ -794,6 +803,8 @@ func (m *Materialiser) watch(ctx context.Context, f feed) (progressed bool, err 
 			return progressed, ctx.Err()
 		case <-rewatch:
 			return progressed, errRewatch
+		case r := <-f.replaced:
+			return progressed, r
 		case e, ok := <-updates:
 			if !ok {
 				return progressed, errors.New("watcher closed")

@@ -102,11 +102,32 @@ func (s *Store) reconcileSources(src Sources) (discarded []string, err error) {
 	return discarded, nil
 }
 
-// ErrSourceReplaced stops Run when a bucket it follows is another
-// incarnation than the one the store was built from, or is behind it:
-// the store would answer for data the bucket no longer holds. Restarting
-// the edge discards the store and replays the bucket (Open does).
-var ErrSourceReplaced = errors.New("edge: a bucket was replaced under the running edge")
+// startOver records that the store, its documents already removed, is
+// built from incarnation id of bucket from its start: revision 0.
+func (s *Store) startOver(bucket, id string) error {
+	var rev [8]byte
+	err := s.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set(keyRevision, rev[:]); err != nil {
+			return err
+		}
+		return txn.Set(append(srcPrefix[:len(srcPrefix):len(srcPrefix)], bucket...), []byte(id))
+	})
+	if err != nil {
+		return fmt.Errorf("edge: record the replaced %s: %w", bucket, err)
+	}
+	return nil
+}
+
+// replaced is a bucket found to be another incarnation than the one the
+// materialiser follows, or behind what it applied: why says what was
+// found, id names the incarnation now behind the bucket.
+type replaced struct {
+	bucket, why, id string
+}
+
+func (r *replaced) Error() string {
+	return fmt.Sprintf("edge: %s was replaced under the running edge: %s", r.bucket, r.why)
+}
 
 // bucketStatus is the part of a jetstream.KeyValue that names the
 // incarnation of its stream.
@@ -115,62 +136,72 @@ type bucketStatus interface {
 }
 
 // checkSource compares f's bucket with the incarnation the materialiser
-// follows and the revision it reached. A bucket that cannot be read now
-// passes: the watch that follows reports the outage.
-func (m *Materialiser) checkSource(ctx context.Context, f feed) error {
+// follows and the revision it reached, and returns what it found when
+// they diverge, nil otherwise. A bucket that cannot be read now passes:
+// the watch that follows reports the outage.
+func (m *Materialiser) checkSource(ctx context.Context, f feed) *replaced {
 	b, ok := f.source.(bucketStatus)
 	if !ok {
 		return nil
 	}
 	// In a cluster one answer can be stale (a stream's state read from a
 	// replica that stepped down, while the watch already delivered later
-	// entries): only a divergence every read confirms stops the edge.
-	why := bus.ConfirmDiverged(ctx, func() string { return m.divergence(ctx, f, b) })
+	// entries): only a divergence every read confirms counts.
+	var id string
+	why := bus.ConfirmDiverged(ctx, func() string {
+		var why string
+		why, id = m.divergence(ctx, f, b)
+		return why
+	})
 	if why == "" {
 		return nil
 	}
-	m.logger.Error("a bucket was replaced under the running edge; stopping it: restart it to rebuild from the bucket", "bucket", f.bucket, "found", why)
-	return fmt.Errorf("%w: %s; restart the edge (cue down && cue up, or restart the mcp-edge process): it then discards its store and replays the bucket", ErrSourceReplaced, why)
+	return &replaced{bucket: f.bucket, why: why, id: id}
 }
 
 // divergence is why f's bucket, as b reports it now, cannot be what the
-// materialiser follows, or "" when it can (or cannot be read now).
-func (m *Materialiser) divergence(ctx context.Context, f feed, b bucketStatus) string {
+// materialiser follows, or "" when it can (or cannot be read now); id is
+// the incarnation b reports.
+func (m *Materialiser) divergence(ctx context.Context, f feed, b bucketStatus) (why, id string) {
 	// The position first: read after the bucket's state, it may include
 	// entries applied since, past the end that state reports.
 	pos := f.rev()
 	st, err := b.Status(ctx)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	bs, ok := st.(*jetstream.KeyValueBucketStatus)
 	if !ok || bs.StreamInfo() == nil {
-		return ""
+		return "", ""
 	}
 	now := bus.StateOf(bs.StreamInfo())
 	m.srcMu.Lock()
-	id, known := m.srcIDs[f.bucket]
+	held, known := m.srcIDs[f.bucket]
 	if !known {
 		m.srcIDs[f.bucket] = now.ID()
 	}
 	m.srcMu.Unlock()
-	return now.Diverged(id, pos)
+	return now.Diverged(held, pos), now.ID()
 }
 
 // checkSourcesEvery runs checkSource on every feed each SourceCheck until
-// ctx ends; it returns the first divergence.
-func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) error {
+// ctx ends, and hands each divergence to the feed's follower (f.replaced),
+// which discards what came from the bucket and replays it.
+func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) {
 	t := time.NewTicker(m.cfg.SourceCheck)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
 		}
 		for _, f := range feeds {
-			if err := m.checkSource(ctx, f); err != nil {
-				return err
+			if r := m.checkSource(ctx, f); r != nil {
+				select {
+				case f.replaced <- r:
+				default: // one is already waiting
+				}
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -12,19 +11,39 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/tools"
+	"github.com/cuedeck/cuedeck/pkg/core/memory"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // recreateDocs deletes cue_docs and provisions it again, empty: what a
 // lost NATS store or a restore onto a new cluster leaves.
-func recreateDocs(t *testing.T, conn *bus.Conn) {
+func recreateDocs(t *testing.T, conn *bus.Conn) { recreateBuckets(t, conn, events.DocsBucket) }
+
+// recreateBuckets deletes buckets and provisions them again, empty.
+func recreateBuckets(t *testing.T, conn *bus.Conn, buckets ...string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := conn.JS.DeleteKeyValue(ctx, events.DocsBucket); err != nil {
-		t.Fatal(err)
+	for _, b := range buckets {
+		if err := conn.JS.DeleteKeyValue(ctx, b); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// until polls cond until it holds, failing the test after 30 s: for
+// what a running edge does on its own time (its periodic checks).
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -108,32 +127,84 @@ func TestStoreAheadOfItsBucketIsDiscarded(t *testing.T) {
 	}
 }
 
-// A bucket replaced under a running edge stops it with an error that says
-// to restart it, rather than leaving it answering for the lost bucket.
-func TestBucketReplacedUnderARunningEdgeStopsIt(t *testing.T) {
+// Buckets replaced under a running edge are replayed in place: what came
+// from the lost ones is discarded, the new ones are applied from their
+// start, and the edge goes on running and following them; its store is
+// then the new bucket's, kept by the next start.
+func TestBucketReplacedUnderARunningEdgeIsReplayed(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	h := harnessOn(t, conn)
-	m, err := OpenOnWith(context.Background(), conn.JS, filepath.Join(t.TempDir(), "badger"), Options{Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
+	dir := filepath.Join(t.TempDir(), "badger")
+	emb := &topics{model: testModel}
+	r := openOn(t, conn, dir, Options{Embedder: emb})
+	r.m.cfg.SourceCheck = 20 * time.Millisecond
+	r.run()
+	docs := fixtureDocs()
+	r.wait(h.putAll(docs))
+	r.waitVectors(h.putVectors(testModel, docs[0], chunkSpec{1, 3, "login session"}))
+	if st := r.m.Status(); st.VectorDocs != 1 {
+		t.Fatalf("%d documents with vectors before the buckets are replaced, want 1", st.VectorDocs)
 	}
-	m.cfg.SourceCheck = 20 * time.Millisecond
-	done := make(chan error, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { done <- m.Run(ctx) }()
-	rev := h.putAll(fixtureDocs())
-	if err := m.WaitRevision(ctx, rev); err != nil {
-		t.Fatal(err)
+	r.waitMemories(h.putMemories(fixtureMemories()))
+	rollback := map[string]any{"query": "rollback", "mode": "keyword"}
+	if len(r.search(rollback)) == 0 {
+		t.Fatal("the fixture is not found before the buckets are replaced")
 	}
-	recreateDocs(t, conn)
+	e := r.memEdge()
+	deploy := map[string]any{"query": "deploy pipeline health check", "mode": "keyword"}
+	if len(searchMem(t, e, deploy)) == 0 {
+		t.Fatal("the fixture memory is not found before the buckets are replaced")
+	}
+
+	recreateBuckets(t, conn, events.DocsBucket, events.MemoriesBucket, events.VectorsBucket)
+	// The new buckets hold one document of the lost ones again, without
+	// its vectors, and a new document with its vectors: the lost bucket's
+	// vectors of the first must not come back with it.
+	h.put(docs[0])
+	newDoc := mdRecord("app", "docs/new.md", "# New\n\nThe only new document.\n", nil)
+	rev := h.put(newDoc)
+	vrev := h.putVectors(testModel, newDoc, chunkSpec{1, 3, "release rollout"})
+	until(t, "the edge holds the new buckets' two documents and one's vectors", func() bool {
+		r.m.mu.RLock()
+		startOvers := r.m.startOvers
+		r.m.mu.RUnlock()
+		st, feeds := r.m.Status(), r.m.Feeds()
+		return startOvers == 3 && st.Docs == 2 && st.Revision == rev && feeds[0].Replayed &&
+			st.VectorDocs == 1 && st.VectorRevision == vrev && feeds[2].Replayed
+	})
+	if hits := r.search(map[string]any{"query": "login session", "mode": "semantic"}); len(hits) != 1 || hits[0].Path != newDoc.Path {
+		t.Errorf("semantic hits %v, want %s alone: the lost bucket's vectors of %s came back", paths(hits), newDoc.Path, docs[0].Path)
+	}
+	if hits := r.search(rollback); len(hits) != 0 {
+		t.Errorf("a document of the lost bucket is still found: %v", paths(hits))
+	}
+	if hits := r.search(map[string]any{"query": "only new document", "mode": "keyword"}); len(hits) != 1 || hits[0].Path != "docs/new.md" {
+		t.Errorf("the new bucket's document: %v, want docs/new.md alone", paths(hits))
+	}
+	if _, err := r.call(tools.ReadDoc, map[string]any{"path": "docs/deploy.md"}); err == nil {
+		t.Error("read_doc still serves a document of the lost bucket")
+	}
+	until(t, "the edge forgets the lost cue_memories", func() bool { return r.m.Status().Memories == 0 })
+	if hits := searchMem(t, e, deploy); len(hits) != 0 {
+		t.Errorf("a memory of the lost bucket is still found: %v", contents(hits))
+	}
+	kept := memRec("app", memory.KindFact, "Health checks run every ten seconds", "", "sess-4444dddd", "", nil, 0.7, 1, memNow)
+	r.waitMemories(h.putMemory(kept))
+	if hits := searchMem(t, e, map[string]any{"query": "health checks", "mode": "keyword"}); len(hits) != 1 || hits[0].Content != kept.Content {
+		t.Errorf("the new bucket's memory: %v", contents(hits))
+	}
 	select {
-	case err := <-done:
-		if !errors.Is(err, ErrSourceReplaced) {
-			t.Fatalf("Run ended with %v, want ErrSourceReplaced", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the edge kept running on a replaced bucket")
+	case err := <-r.done:
+		t.Fatalf("the edge stopped: %v", err)
+	default:
+	}
+	later := h.put(mdRecord("app", "docs/later.md", "# Later\n\nWritten after the replay.\n", nil))
+	r.wait(later)
+	r.stop()
+
+	again := openOn(t, conn, dir, Options{Embedder: emb})
+	if st := again.m.Status(); st.Docs != 3 || st.Revision != later {
+		t.Fatalf("the store of the new bucket was not kept by the next start: %+v", st)
 	}
 }
 
@@ -161,8 +232,8 @@ func TestSourceCheckIgnoresEntriesAppliedMeanwhile(t *testing.T) {
 	m := &Materialiser{logger: testLogger(t), srcIDs: map[string]string{}}
 	f := feed{bucket: events.DocsBucket, rev: applied.Load, source: racingBucket{KeyValue: h.kv, h: h, applied: &applied}}
 	for range 3 {
-		if err := m.checkSource(context.Background(), f); err != nil {
-			t.Fatalf("a bucket that only moved on: %v", err)
+		if r := m.checkSource(context.Background(), f); r != nil {
+			t.Fatalf("a bucket that only moved on: %v", r)
 		}
 	}
 }

@@ -1,0 +1,125 @@
+package edge
+
+import (
+	"fmt"
+
+	"github.com/cuedeck/cuedeck/pkg/events"
+)
+
+// startOver discards what the materialiser holds from r's bucket, which
+// was replaced under it (deleted and created again, restored from an
+// older backup, its store lost on a server), and rewinds the feed so its
+// next watch replays the bucket from the start: what Open does for a
+// store built from another incarnation, without stopping the edge. The
+// feed reports itself replaying (Feeds, and so /readyz) until the replay
+// is done.
+func (m *Materialiser) startOver(f feed, r *replaced) error {
+	m.logger.Warn("a bucket was replaced under the running edge; discarding what came from it and replaying it from the start",
+		"bucket", f.bucket, "found", r.why)
+	f.progress.replayed.Store(false)
+	var err error
+	switch f.bucket {
+	case events.DocsBucket:
+		err = m.forgetDocs(r.id)
+	case events.VectorsBucket:
+		m.forgetVectors()
+	case events.MemoriesBucket:
+		m.forgetMemories()
+	default:
+		return fmt.Errorf("edge: no way to replay %s from the start", f.bucket)
+	}
+	if err != nil {
+		return err
+	}
+	m.srcMu.Lock()
+	m.srcIDs[f.bucket] = r.id
+	m.srcMu.Unlock()
+	m.startedOver()
+	return nil
+}
+
+// forgetDocs removes every document, from memory, the indexes and the
+// store, through the path a deletion takes (answers cached of them go
+// too), and records the store as built from incarnation id up to
+// revision 0.
+func (m *Materialiser) forgetDocs(id string) error {
+	m.mu.RLock()
+	changes := make([]Change, 0, len(m.docs))
+	for key := range m.docs {
+		changes = append(changes, Change{Key: key})
+	}
+	m.mu.RUnlock()
+	if len(changes) > 0 {
+		if err := m.store.Apply(changes); err != nil {
+			return fmt.Errorf("%w: %w", errStore, err)
+		}
+		m.publish(changes, 0)
+	}
+	if err := m.store.startOver(events.DocsBucket, id); err != nil {
+		return fmt.Errorf("%w: %w", errStore, err)
+	}
+	m.mu.Lock()
+	m.rev, m.settled = 0, 0
+	m.mu.Unlock()
+	return nil
+}
+
+// forgetVectors drops every document's vectors and rewinds cue_vectors'
+// revision.
+func (m *Materialiser) forgetVectors() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, vs := range m.vecs {
+		if vs.indexed {
+			m.vindex.Delete(key)
+		}
+	}
+	clear(m.vecs)
+	m.vrev = 0
+}
+
+// forgetMemories drops every memory and rewinds cue_memories' revision.
+func (m *Materialiser) forgetMemories() {
+	s := m.mems
+	s.mu.RLock()
+	keys := make([]string, 0, len(s.byKey))
+	for key := range s.byKey {
+		keys = append(keys, key)
+	}
+	s.mu.RUnlock()
+	// The keyword index first, then the view, as applyMemories does.
+	for _, key := range keys {
+		s.index.Remove(key)
+	}
+	s.mu.Lock()
+	for _, key := range keys {
+		s.putLocked(key, nil)
+	}
+	s.mu.Unlock()
+	m.mu.Lock()
+	m.mrev = 0
+	m.mu.Unlock()
+}
+
+// startedOver counts a replay from the start, which answers cached by
+// revision must tell from the state before it (the revisions start again
+// from 0), and wakes the waiters of a revision.
+func (m *Materialiser) startedOver() {
+	// The caches of scores over the whole index are keyed by revision.
+	m.imp.mu.Lock()
+	clear(m.imp.repos)
+	m.imp.mu.Unlock()
+	m.prior.mu.Lock()
+	m.prior.set, m.prior.marked = false, nil
+	m.prior.mu.Unlock()
+	m.mu.Lock()
+	m.startOvers++
+	close(m.changed)
+	m.changed = make(chan struct{})
+	hooks := m.appliedHooks
+	m.mu.Unlock()
+	// No keys: the hooks drop every answer over the whole index.
+	for _, h := range hooks {
+		h(nil)
+	}
+}
