@@ -16,10 +16,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/internal/role"
 	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/version"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 type repoFlags []ingest.RepoConfig
@@ -93,6 +95,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// The server's word that the task log was created, deleted or
+	// restored brings card write-back's comparison on at once.
+	stopRechecks, err := bus.OnStreamReplaced(conn.NC, svc.StreamReplaced, events.TasksStream)
+	if err != nil {
+		return err
+	}
+	defer stopRechecks()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return svc.Run(gctx) })
 	if !*noTranscripts {

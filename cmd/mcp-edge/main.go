@@ -129,6 +129,12 @@ func run() error {
 	metrics.RegisterEdgeCache(edg)
 	// Started in order, stopped in reverse: HTTP and the query service stop
 	// answering before the edge syncs and closes its store.
+	stopRechecks, err := edge.RecheckOnReplace(conn.NC, mat, board, nil)
+	if err != nil {
+		mat.Close()
+		return err
+	}
+	defer stopRechecks()
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)

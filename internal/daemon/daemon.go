@@ -430,6 +430,11 @@ func Run(ctx context.Context, o Options) (err error) {
 	// its own, then the query endpoints close, then the edge syncs and
 	// closes its Badger. The vector cache, the NATS connection and the
 	// embedded server close last (deferred above).
+	stopRechecks, err := edge.RecheckOnReplace(conn.NC, mat, board, ing.StreamReplaced)
+	if err != nil {
+		return err
+	}
+	defer stopRechecks()
 	g := lifecycle.New(ctx, log)
 	g.Start("edge", mat.Run)
 	g.Start("tasks", board.Run)

@@ -305,6 +305,8 @@ type Materialiser struct {
 	// them (sources.go).
 	srcMu  sync.Mutex
 	srcIDs map[string]string
+	// recheck asks for a comparison of the buckets now (Recheck).
+	recheck chan struct{}
 
 	// storeMu keeps reads of the store from racing its close.
 	storeMu   sync.RWMutex
@@ -367,6 +369,7 @@ func open(cfg Config) (*Materialiser, error) {
 		ready:   make(chan struct{}),
 		vecs:    make(map[string]*vecState),
 		srcIDs:  srcIDs,
+		recheck: make(chan struct{}, 1),
 	}
 	dims := 0
 	if e := cfg.Embedder; e != nil {

@@ -184,7 +184,19 @@ func (m *Materialiser) divergence(ctx context.Context, f feed, b bucketStatus) (
 	return now.Diverged(held, pos), now.ID()
 }
 
-// checkSourcesEvery runs checkSource on every feed each SourceCheck until
+// Recheck has the materialiser compare its buckets with the incarnations
+// it follows now, rather than at its next SourceCheck: call it when the
+// server announces one of their streams created, deleted or restored
+// (bus.OnStreamReplaced).
+func (m *Materialiser) Recheck() {
+	select {
+	case m.recheck <- struct{}{}:
+	default:
+	}
+}
+
+// checkSourcesEvery runs checkSource on every feed each SourceCheck, and
+// when Recheck asks, until
 // ctx ends, and hands each divergence to the feed's follower (f.replaced),
 // which discards what came from the bucket and replays it.
 func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) {
@@ -195,6 +207,7 @@ func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-m.recheck:
 		}
 		for _, f := range feeds {
 			if r := m.checkSource(ctx, f); r != nil {

@@ -237,3 +237,26 @@ func TestSourceCheckIgnoresEntriesAppliedMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// A watch goes on across its bucket deleted and created again; the
+// server's announcement of it (RecheckOnReplace) has the edge compare at
+// once, without waiting for its periodic check.
+func TestBucketReplacedIsFoundWhenTheServerSaysSo(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	h := harnessOn(t, conn)
+	r := openOn(t, conn, filepath.Join(t.TempDir(), "badger"), Options{})
+	r.m.cfg.SourceCheck = time.Hour // only the announcement can bring the check on
+	stop, err := RecheckOnReplace(conn.NC, r.m, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	r.run()
+	r.wait(h.putAll(fixtureDocs()))
+	recreateDocs(t, conn)
+	rev := h.put(mdRecord("app", "docs/new.md", "# New\n\nThe only document now.\n", nil))
+	until(t, "the edge holds the new cue_docs' one document", func() bool {
+		st := r.m.Status()
+		return st.Docs == 1 && st.Revision == rev
+	})
+}

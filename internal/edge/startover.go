@@ -3,6 +3,10 @@ package edge
 import (
 	"fmt"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
@@ -122,4 +126,31 @@ func (m *Materialiser) startedOver() {
 	for _, h := range hooks {
 		h(nil)
 	}
+}
+
+// RecheckOnReplace has mat (and board, when not nil) compare the buckets
+// and the task log they follow as soon as the server announces one of
+// their streams created, deleted or restored, rather than at their next
+// periodic check; also, when not nil, hears the same announcements, of
+// CUE_INGEST too (ingest's comparisons). stop ends it.
+func RecheckOnReplace(nc *nats.Conn, mat *Materialiser, board *tasks.Board, also func(stream string)) (stop func(), err error) {
+	followed := map[string]bool{}
+	for _, b := range []string{events.DocsBucket, events.VectorsBucket, events.MemoriesBucket} {
+		followed["KV_"+b] = true
+	}
+	streams := []string{events.TasksStream, events.IngestStream}
+	for s := range followed {
+		streams = append(streams, s)
+	}
+	return bus.OnStreamReplaced(nc, func(stream string) {
+		switch {
+		case followed[stream]:
+			mat.Recheck()
+		case stream == events.TasksStream && board != nil:
+			board.Recheck()
+		}
+		if also != nil {
+			also(stream)
+		}
+	}, streams...)
 }

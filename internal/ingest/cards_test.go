@@ -481,3 +481,41 @@ func TestChangeInARestoredLogOutlivesTheCardsPublishedAgain(t *testing.T) {
 		t.Fatalf("the card lost the agent's change:\n%s", b)
 	}
 }
+
+// The task log deleted and created again under running ingest: the
+// server's announcement (bus.OnStreamReplaced) has card write-back find
+// it at once, not at its periodic check, and the comparison publish the
+// cards into the new log.
+func TestCardWriteBackFindsALogReplacedWhenTheServerSaysSo(t *testing.T) {
+	defer ingest.CheckTaskLogEvery(time.Hour)()
+	// The periodic comparison runs every 10 minutes (the default).
+	conn, dir, _, _, ing := cardsPipeline(t)
+	stop, err := bus.OnStreamReplaced(conn.NC, ing.svc.StreamReplaced, events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx := context.Background()
+	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	task := events.Task{ID: "new123", Title: "Written into the new log", Status: "todo", Priority: "medium",
+		Created: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC), Updated: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)}
+	ev := events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task, Source: "mcp"}
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("r"), "new123-created", ev); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, within, "the new log's task written back", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", "new123.md"))
+		return err == nil && strings.Contains(string(b), "Written into the new log")
+	})
+	board := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "new board", board.Run)
+	bustest.Eventually(t, within, "the card's task in the new log", func() bool {
+		_, ok := board.Task("r", "abc123")
+		return ok
+	})
+}

@@ -400,3 +400,19 @@ func (s *Service) LastReconcile() (r Reconciled, ok bool) {
 	}
 	return Reconciled{}, false
 }
+
+// StreamReplaced has ingest compare now, rather than at its next periodic
+// check, what depends on the task log, when the server announced stream
+// created, deleted or restored (bus.OnStreamReplaced): card write-back
+// the log it follows, and the comparison the cards with the log. Other
+// streams wait for the periodic comparison: one run at the moment
+// cue_docs was created again, while a restore was still writing into it,
+// had the indexer's writes of the files published again refused
+// ("too many concurrent writers") until it gave them up, on a three-node
+// cluster (e2e TestClusterDocsBucketRestoredFromBackup).
+func (s *Service) StreamReplaced(stream string) {
+	if stream == events.TasksStream {
+		signal(s.taskLogRecheck)
+		signal(s.compareNow)
+	}
+}

@@ -222,9 +222,12 @@ func (b *Board) Run(ctx context.Context) error {
 	}()
 	pause := 100 * time.Millisecond
 	for {
-		err := b.readLogEnd(ctx)
+		// The log's identity first: its end, read for readiness, is of
+		// the log the board will follow, and the board becomes ready only
+		// once it holds that one.
+		err := b.checkLog(ctx)
 		if err == nil {
-			err = b.checkLog(ctx)
+			err = b.readLogEnd(ctx)
 		}
 		from := b.Applied()
 		if err == nil {
@@ -246,14 +249,10 @@ func (b *Board) Run(ctx context.Context) error {
 	}
 }
 
-// readLogEnd learns, once, how far the log went when Run started, so Ready
-// can say when the board has caught up with it.
+// readLogEnd learns how far the log went when Run started, or when the
+// log was found replaced (unreadyLocked), so Ready can say when the board
+// has caught up with it.
 func (b *Board) readLogEnd(ctx context.Context) error {
-	select {
-	case <-b.ready:
-		return nil
-	default:
-	}
 	b.mu.RLock()
 	known := b.readyKnown
 	b.mu.RUnlock()
@@ -308,7 +307,13 @@ func (b *Board) checkLog(ctx context.Context) error {
 		if b.logID == "" {
 			b.logID = now.ID()
 		}
-		return now.Diverged(b.logID, b.applied)
+		why := now.Diverged(b.logID, b.applied)
+		if why != "" {
+			// Suspected: reads wait for the confirmation rather than
+			// answer from a log that may be gone.
+			b.unreadyLocked()
+		}
+		return why
 	})
 	if why == "" {
 		return nil
@@ -321,6 +326,7 @@ func (b *Board) checkLog(ctx context.Context) error {
 		held += len(r.tasks)
 	}
 	b.logger.Warn("the task log was replaced; dropping the board's tasks and replaying the log from its start", "found", why, "tasks_dropped", held)
+	b.unreadyLocked()
 	b.repos = make(map[string]*repoState)
 	b.applied = 0
 	b.version++
@@ -341,8 +347,39 @@ func (b *Board) markReadyLocked() {
 }
 
 // Ready is closed once the board has applied the whole log as it stood
-// when Run started: before, reads may miss tasks.
-func (b *Board) Ready() <-chan struct{} { return b.ready }
+// when Run started: before, reads may miss tasks. A log found replaced
+// makes the board unready again (a new channel) until it has replayed
+// the new log as it stood then, or found that it was not replaced.
+func (b *Board) Ready() <-chan struct{} {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.ready
+}
+
+// Recheck has the board compare the log with the incarnation it holds
+// now, rather than at its next LogCheck: call it when the server
+// announces that the log was created, deleted or restored
+// (bus.OnStreamReplaced).
+func (b *Board) Recheck() {
+	select {
+	case b.recheck <- struct{}{}:
+	default:
+	}
+}
+
+// unreadyLocked makes the board unready until Run has read the log's end
+// again and applied it: reads then wait rather than answer from a log
+// that one read found replaced, while the replacement is confirmed and
+// the new log replayed. The end is read again even when the board was
+// not yet ready: the one it waited for was the replaced log's.
+func (b *Board) unreadyLocked() {
+	b.readyKnown = false
+	select {
+	case <-b.ready:
+		b.ready = make(chan struct{})
+	default:
+	}
+}
 
 // follow applies the task log after stream sequence after until ctx ends
 // or the consumer fails.
@@ -381,6 +418,9 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 			case <-b.recheck:
 			}
 			if b.logReplaced(watchCtx) {
+				b.mu.Lock()
+				b.unreadyLocked()
+				b.mu.Unlock()
 				close(replaced)
 				it.Stop()
 				return
@@ -529,17 +569,17 @@ func (b *Board) Sync(ctx context.Context) error {
 	}
 	info := s.CachedInfo()
 	now := bus.StateOf(info)
-	b.mu.RLock()
+	b.mu.Lock()
 	replaced := b.logID != "" && now.Diverged(b.logID, applied) != ""
-	b.mu.RUnlock()
+	if replaced {
+		b.unreadyLocked()
+	}
+	b.mu.Unlock()
 	if replaced {
 		// Waiting for this log to pass the old one's sequence would
 		// return at once, on the old log's tasks: have the follower
 		// replay the new one, and wait for that.
-		select {
-		case b.recheck <- struct{}{}:
-		default:
-		}
+		b.Recheck()
 		if err := b.waitLog(ctx, now.ID()); err != nil {
 			return err
 		}

@@ -303,3 +303,74 @@ func TestWriteWhoseAnswerWasLost(t *testing.T) {
 		t.Fatalf("the board holds %+v after the write", got)
 	}
 }
+
+// The server announces the log deleted and created again: a board told so
+// (bus.OnStreamReplaced) finds it at once, not at its next periodic check,
+// and between the two logs it is unready rather than ready with neither
+// log's tasks.
+func TestBoardFindsALogReplacedWhenTheServerSaysSo(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := tasks.NewBoard(conn.JS, nil)
+	b.LogCheck = time.Hour // only the advisory can bring the check on
+	stop, err := bus.OnStreamReplaced(conn.NC, func(string) { b.Recheck() }, events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	bustest.Run(t, "board", b.Run)
+	ctx := ctxT(t)
+	old := []string{"aaaaaa", "bbbbbb", "cccccc"}
+	for _, id := range old {
+		if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task(id), Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The board follows the log: its consumer, which a stream deleted and
+	// created again would carry on at the old sequence, is running.
+	bustest.Eventually(t, 20*time.Second, "the board following the log", func() bool { return b.Applied() == uint64(len(old)) })
+	// What a reader sees whenever the board says it is ready: the old
+	// log's tasks, or the new one's.
+	var wrong atomic.Value
+	watching, endWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for watching.Err() == nil {
+			select {
+			case <-b.Ready():
+			default:
+				continue
+			}
+			got := b.Tasks("app")
+			_, isNew := got["dddddd"]
+			if !(len(got) == len(old) && !isNew) && !(len(got) == 1 && isNew) {
+				wrong.Store(fmt.Sprint(len(got), " tasks"))
+			}
+		}
+	}()
+	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("dddddd"), Source: "mcp"}
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("app"), "dddddd", ev); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, 20*time.Second, "the board holding the new log's one task", func() bool {
+		got := b.Tasks("app")
+		_, ok := got["dddddd"]
+		return ok && len(got) == 1
+	})
+	select {
+	case <-b.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the board holds the new log but is not ready")
+	}
+	endWatch()
+	<-watched
+	if w := wrong.Load(); w != nil {
+		t.Errorf("the board was ready holding %v: neither the old log's tasks nor the new one's", w)
+	}
+}
