@@ -180,35 +180,12 @@ func TestMCPTaskEventIsWrittenBackOnce(t *testing.T) {
 func TestCardWriteBackFollowsARecreatedTaskLog(t *testing.T) {
 	conn, dir, _, cfg, ing := cardsPipeline(t)
 	ing.stop()
-	ctx := context.Background()
-	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
-		t.Fatal(err)
-	}
-	task := events.Task{ID: "new123", Title: "Written into the new log", Status: "todo", Priority: "medium",
-		Created: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC), Updated: time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)}
-	ev := events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task, Source: "mcp"}
-	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("r"), "new123-created", ev); err != nil {
-		t.Fatal(err)
-	}
+	recreateLogWithNewTask(t, conn)
 	restarted := start(t, conn, cfg)
 	if rec, _ := restarted.svc.LastReconcile(); !rec.TaskLogReplaced || rec.Stale != 1 {
 		t.Fatalf("reconcile: %+v; want the task log found replaced and the one card published again", rec)
 	}
-	bustest.Eventually(t, within, "the new log's task written back", func() bool {
-		b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", "new123.md"))
-		return err == nil && strings.Contains(string(b), "Written into the new log")
-	})
-	// The card written before the log was lost is in the new log again.
-	board := tasks.NewBoard(conn.JS, nil)
-	runBG(t, "new board", board.Run)
-	bustest.Eventually(t, within, "the card's task in the new log", func() bool {
-		_, old := board.Task("r", "abc123")
-		_, made := board.Task("r", "new123")
-		return old && made
-	})
+	waitLogAndCardsAgree(t, conn, dir)
 }
 
 // A stop in the middle of a card write leaves its staging file behind;
@@ -495,6 +472,14 @@ func TestCardWriteBackFindsALogReplacedWhenTheServerSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
+	recreateLogWithNewTask(t, conn)
+	waitLogAndCardsAgree(t, conn, dir)
+}
+
+// recreateLogWithNewTask deletes the task log, provisions it again, empty,
+// and writes into it one task of repo r that no card holds, new123.
+func recreateLogWithNewTask(t *testing.T, conn *bus.Conn) {
+	t.Helper()
 	ctx := context.Background()
 	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
 		t.Fatal(err)
@@ -508,6 +493,13 @@ func TestCardWriteBackFindsALogReplacedWhenTheServerSaysSo(t *testing.T) {
 	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("r"), "new123-created", ev); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitLogAndCardsAgree waits until the new log's task, new123, is written
+// back into its card, and the card written before the log was lost,
+// abc123, is in the new log again.
+func waitLogAndCardsAgree(t *testing.T, conn *bus.Conn, dir string) {
+	t.Helper()
 	bustest.Eventually(t, within, "the new log's task written back", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", "new123.md"))
 		return err == nil && strings.Contains(string(b), "Written into the new log")
@@ -515,7 +507,8 @@ func TestCardWriteBackFindsALogReplacedWhenTheServerSaysSo(t *testing.T) {
 	board := tasks.NewBoard(conn.JS, nil)
 	runBG(t, "new board", board.Run)
 	bustest.Eventually(t, within, "the card's task in the new log", func() bool {
-		_, ok := board.Task("r", "abc123")
-		return ok
+		_, old := board.Task("r", "abc123")
+		_, made := board.Task("r", "new123")
+		return old && made
 	})
 }

@@ -35,16 +35,7 @@ func TestBoardFollowsARecreatedLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
-		t.Fatal(err)
-	}
-	ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("dddddd"), Source: "mcp"}
-	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("app"), "dddddd", ev); err != nil {
-		t.Fatal(err)
-	}
+	recreateLogWithOneTask(t, conn)
 	bustest.Eventually(t, 20*time.Second, "the board holding the new log's one task", func() bool {
 		got := b.Tasks("app")
 		_, ok := got["dddddd"]
@@ -348,16 +339,7 @@ func TestBoardFindsALogReplacedWhenTheServerSaysSo(t *testing.T) {
 			}
 		}
 	}()
-	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
-		t.Fatal(err)
-	}
-	ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("dddddd"), Source: "mcp"}
-	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("app"), "dddddd", ev); err != nil {
-		t.Fatal(err)
-	}
+	recreateLogWithOneTask(t, conn)
 	bustest.Eventually(t, 20*time.Second, "the board holding the new log's one task", func() bool {
 		got := b.Tasks("app")
 		_, ok := got["dddddd"]
@@ -372,5 +354,22 @@ func TestBoardFindsALogReplacedWhenTheServerSaysSo(t *testing.T) {
 	<-watched
 	if w := wrong.Load(); w != nil {
 		t.Errorf("the board was ready holding %v: neither the old log's tasks nor the new one's", w)
+	}
+}
+
+// recreateLogWithOneTask deletes the task log, provisions it again, empty,
+// and writes into it one task of repo app, dddddd.
+func recreateLogWithOneTask(t *testing.T, conn *bus.Conn) {
+	t.Helper()
+	ctx := ctxT(t)
+	if err := conn.JS.DeleteStream(ctx, events.TasksStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	ev := events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("dddddd"), Source: "mcp"}
+	if _, err := bus.PublishEvent(ctx, conn.JS, events.TaskSubject("app"), "dddddd", ev); err != nil {
+		t.Fatal(err)
 	}
 }
