@@ -17,11 +17,12 @@ const streamAdvisoryPrefix = "$JS.EVENT.ADVISORY.STREAM."
 var replacingAdvisories = map[string]bool{"CREATED": true, "DELETED": true, "RESTORE_COMPLETE": true}
 
 // OnStreamReplaced calls fn with the stream's name whenever the server
-// announces that one of streams was created, deleted or restored. A reader that compares a stream with the incarnation it
-// follows (bus.StreamState) then checks at once, where its periodic check
-// would leave it answering from a lost stream for seconds. The calls are
-// made on the connection's delivery goroutine: fn must not block. stop
-// ends the subscriptions.
+// announces that one of streams was created, deleted or restored. A
+// reader that compares a stream with the incarnation it follows
+// (bus.StreamState) then checks at once, where its periodic check would
+// leave it answering from a lost stream for seconds. The calls are made
+// on the connection's delivery goroutine: fn must not block. stop ends
+// the subscriptions.
 func OnStreamReplaced(nc *nats.Conn, fn func(stream string), streams ...string) (stop func(), err error) {
 	var subs []*nats.Subscription
 	stop = func() {

@@ -195,10 +195,10 @@ func (m *Materialiser) Recheck() {
 	}
 }
 
-// checkSourcesEvery runs checkSource on every feed each SourceCheck, and
-// when Recheck asks, until
-// ctx ends, and hands each divergence to the feed's follower (f.replaced),
-// which discards what came from the bucket and replays it.
+// checkSourcesEvery runs checkSource on every feed each SourceCheck and
+// whenever Recheck asks, until ctx ends, and hands each divergence to the
+// feed's follower (f.replaced), which discards what came from the bucket
+// and replays it.
 func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) {
 	t := time.NewTicker(m.cfg.SourceCheck)
 	defer t.Stop()

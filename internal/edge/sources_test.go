@@ -34,19 +34,6 @@ func recreateBuckets(t *testing.T, conn *bus.Conn, buckets ...string) {
 	}
 }
 
-// until polls cond until it holds, failing the test after 30 s: for
-// what a running edge does on its own time (its periodic checks).
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 30 s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func openOn(t *testing.T, conn *bus.Conn, dir string, opts Options) *running {
 	t.Helper()
 	opts.Logger = testLogger(t)
@@ -164,7 +151,7 @@ func TestBucketReplacedUnderARunningEdgeIsReplayed(t *testing.T) {
 	newDoc := mdRecord("app", "docs/new.md", "# New\n\nThe only new document.\n", nil)
 	rev := h.put(newDoc)
 	vrev := h.putVectors(testModel, newDoc, chunkSpec{1, 3, "release rollout"})
-	until(t, "the edge holds the new buckets' two documents and one's vectors", func() bool {
+	bustest.Eventually(t, 30*time.Second, "the edge holds the new buckets' two documents and one's vectors", func() bool {
 		r.m.mu.RLock()
 		startOvers := r.m.startOvers
 		r.m.mu.RUnlock()
@@ -184,7 +171,7 @@ func TestBucketReplacedUnderARunningEdgeIsReplayed(t *testing.T) {
 	if _, err := r.call(tools.ReadDoc, map[string]any{"path": "docs/deploy.md"}); err == nil {
 		t.Error("read_doc still serves a document of the lost bucket")
 	}
-	until(t, "the edge forgets the lost cue_memories", func() bool { return r.m.Status().Memories == 0 })
+	bustest.Eventually(t, 30*time.Second, "the edge forgets the lost cue_memories", func() bool { return r.m.Status().Memories == 0 })
 	if hits := searchMem(t, e, deploy); len(hits) != 0 {
 		t.Errorf("a memory of the lost bucket is still found: %v", contents(hits))
 	}
@@ -255,7 +242,7 @@ func TestBucketReplacedIsFoundWhenTheServerSaysSo(t *testing.T) {
 	r.wait(h.putAll(fixtureDocs()))
 	recreateDocs(t, conn)
 	rev := h.put(mdRecord("app", "docs/new.md", "# New\n\nThe only document now.\n", nil))
-	until(t, "the edge holds the new cue_docs' one document", func() bool {
+	bustest.Eventually(t, 30*time.Second, "the edge holds the new cue_docs' one document", func() bool {
 		st := r.m.Status()
 		return st.Docs == 1 && st.Revision == rev
 	})
