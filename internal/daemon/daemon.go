@@ -430,6 +430,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	// its own, then the query endpoints close, then the edge syncs and
 	// closes its Badger. The vector cache, the NATS connection and the
 	// embedded server close last (deferred above).
+	// A cue_docs replaced under the daemon is refilled from the files
+	// once the edge has confirmed it, not at ingest's next comparison.
+	mat.OnStartOver(func(bucket string) {
+		if bucket == events.DocsBucket {
+			ing.CompareNow()
+		}
+	})
 	stopRechecks, err := edge.RecheckOnReplace(conn.NC, mat, board, ing.StreamReplaced)
 	if err != nil {
 		return err

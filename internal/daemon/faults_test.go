@@ -16,6 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/doctor"
 	"github.com/cuedeck/cuedeck/internal/edge"
 	"github.com/cuedeck/cuedeck/internal/logtest"
@@ -609,5 +611,45 @@ func loseEdgeDocument(t *testing.T, ws *workspace.Workspace, path string) {
 	}
 	if err := store.Apply([]edge.Change{{Key: key, Rev: rev}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cue_docs deleted and created again under the running daemon: the edge
+// replays the empty bucket and has ingest publish every file into it at
+// once, rather than at its comparison ten minutes later, so every file is
+// readable again, and every task still listed.
+func TestDocsBucketReplacedUnderTheDaemonIsRefilled(t *testing.T) {
+	root := t.TempDir()
+	files := faultWorkspace(t, root)
+	n := startNode(t, root, func(cfg *workspace.Config) { cfg.Embed.Model = "none" })
+	acked := createTasks(t, n, root, 2)
+	waitConverged(t, n, root, files, acked, 60*time.Second)
+	ctx := context.Background()
+	if err := n.conn.JS.DeleteKeyValue(ctx, events.DocsBucket); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, n.conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The new bucket fills: the files were published again (the edge
+	// serving them could otherwise be its old documents, before it
+	// found the bucket replaced).
+	kv, err := n.conn.JS.KeyValue(ctx, events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, 60*time.Second, "every file in the new cue_docs", func() bool {
+		keys, err := kv.ListKeys(ctx)
+		if err != nil {
+			return false
+		}
+		k := 0
+		for range keys.Keys() {
+			k++
+		}
+		return k >= len(files)
+	})
+	if lost, dup := waitConverged(t, n, root, files, acked, 60*time.Second); lost+dup > 0 {
+		t.Fatalf("after cue_docs was replaced: %d lost, %d duplicated", lost, dup)
 	}
 }

@@ -299,6 +299,9 @@ type Materialiser struct {
 
 	// appliedHooks, under mu, hear the keys of each applied batch.
 	appliedHooks []func(keys []string)
+	// startOverHooks, under mu, hear the bucket of each replay from the
+	// start (OnStartOver).
+	startOverHooks []func(bucket string)
 
 	// srcIDs, under srcMu, are the incarnations of the buckets the
 	// materialiser follows, as Open found them or the first check read

@@ -39,7 +39,23 @@ func (m *Materialiser) startOver(f feed, r *replaced) error {
 	m.srcIDs[f.bucket] = r.id
 	m.srcMu.Unlock()
 	m.startedOver()
+	m.mu.RLock()
+	hooks := m.startOverHooks
+	m.mu.RUnlock()
+	for _, h := range hooks {
+		h(f.bucket)
+	}
 	return nil
+}
+
+// OnStartOver has fn called with the bucket each time the materialiser
+// found it replaced and starts replaying it: a daemon has ingest compare
+// the files with a replaced cue_docs then, which would otherwise stay
+// empty until ingest's next periodic comparison.
+func (m *Materialiser) OnStartOver(fn func(bucket string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.startOverHooks = append(m.startOverHooks, fn)
 }
 
 // forgetDocs removes every document, from memory, the indexes and the
@@ -131,14 +147,14 @@ func (m *Materialiser) startedOver() {
 // RecheckOnReplace has mat (and board, when not nil) compare the buckets
 // and the task log they follow as soon as the server announces one of
 // their streams created, deleted or restored, rather than at their next
-// periodic check; also, when not nil, hears the same announcements, of
-// CUE_INGEST too (ingest's comparisons). stop ends it.
+// periodic check; also, when not nil, hears the same announcements
+// (ingest's comparisons). stop ends it.
 func RecheckOnReplace(nc *nats.Conn, mat *Materialiser, board *tasks.Board, also func(stream string)) (stop func(), err error) {
 	followed := map[string]bool{}
 	for _, b := range []string{events.DocsBucket, events.VectorsBucket, events.MemoriesBucket} {
 		followed["KV_"+b] = true
 	}
-	streams := []string{events.TasksStream, events.IngestStream}
+	streams := []string{events.TasksStream}
 	for s := range followed {
 		streams = append(streams, s)
 	}

@@ -416,3 +416,9 @@ func (s *Service) StreamReplaced(stream string) {
 		signal(s.compareNow)
 	}
 }
+
+// CompareNow has ingest compare the files with cue_docs now rather than
+// at its next periodic comparison: a daemon calls it once its edge has
+// confirmed cue_docs replaced (edge.Materialiser.OnStartOver), by which
+// time a restore writing into the new bucket has had time to finish.
+func (s *Service) CompareNow() { signal(s.compareNow) }
