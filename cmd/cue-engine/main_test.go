@@ -24,6 +24,12 @@ import (
 // binDir holds the real binaries, built once for the package's tests.
 var binDir string
 
+// goHome is $HOME as the tests found it. TestMain gives the daemons a home
+// of their own, and a go command run under that home would find an empty
+// build cache and module cache there: it downloaded every module and
+// compiled everything again, a minute of a cold `make test`.
+var goHome = os.Getenv("HOME")
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "cue-bin-")
 	if err != nil {

@@ -35,7 +35,7 @@ var versioned = sync.OnceValues(func() (map[string]map[string]string, error) {
 		dir := filepath.Join(binDir, v)
 		build := exec.Command("go", "build", "-ldflags", "-X github.com/cuedeck/cuedeck/internal/version.Version="+v, "-o", dir+"/", "./cmd/cue", "./cmd/cue-engine")
 		build.Dir = root
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "HOME="+goHome)
 		if b, err := build.CombinedOutput(); err != nil {
 			return nil, &buildError{err, string(b)}
 		}
