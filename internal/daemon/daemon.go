@@ -104,6 +104,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return err
 	}
+	// A daemon killed or crashed left its running mark: the messages it
+	// held are handed out again below, once.
+	unclean, err := ws.MarkRunning()
+	if err != nil {
+		return err
+	}
+	defer ws.ClearRunning()
 	if moved != "" {
 		log.Warn("the workspace cache was of an older data format: its derived state was moved aside and is rebuilt from the streams; delete the moved directory once CueDeck works", "moved_to", moved, "data_format", version.DataFormat)
 	}
@@ -223,6 +230,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		} else if len(shrunk) > 0 {
 			err = bus.Provision(pctx, conn.JS, bus.DeclaredTopology(settings), log)
 		}
+	}
+	if err == nil && srv != nil {
+		err = redeliverAfterUncleanStop(pctx, conn.JS, settings, unclean, log)
 	}
 	cancel()
 	if err != nil {
@@ -696,6 +706,33 @@ func (p *startProgress) loading(what string, done int) {
 		what = fmt.Sprintf("%s: %s", what, humanize.Thousands(done))
 	}
 	p.say(what)
+}
+
+// redeliverAfterUncleanStop hands out again at once what the daemon
+// before this one held when it was killed or crashed (unclean is how many
+// in a row stopped so), instead of after the consumers' AckWait: files
+// in flight would otherwise be indexed half a minute after the restart,
+// and transcripts five minutes after. No worker runs yet and the lock
+// keeps any other daemon out, so nothing else holds those messages. Only
+// after the first unclean stop in a row: handing them out again starts
+// their delivery counts again, and a message that stops the daemon each
+// time it is handled must reach MaxDeliver to be dead-lettered.
+func redeliverAfterUncleanStop(ctx context.Context, js jetstream.JetStream, settings bus.Settings, unclean int, log *slog.Logger) error {
+	switch {
+	case unclean == 0:
+		return nil
+	case unclean > 1:
+		log.Warn("the daemon stopped without finishing several times in a row: what it held is handed out again only after the ack wait, so that a message that stops it each time is dead-lettered", "unclean_stops", unclean)
+		return nil
+	}
+	held, err := bus.RedeliverHeld(ctx, js, bus.DeclaredTopology(settings).Consumers, log)
+	if err != nil {
+		return err
+	}
+	if held > 0 {
+		log.Info("the daemon before this one stopped without finishing (killed or crashed): what it was working on is handed out again now", "messages", held)
+	}
+	return nil
 }
 
 // Heap limits: garbage may grow the heap by a quarter of its live size,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -109,4 +110,31 @@ func (w *Workspace) ReadStarting() string {
 // RemoveStarting deletes the starting line: the daemon is ready, or gone.
 func (w *Workspace) RemoveStarting() {
 	_ = os.Remove(w.StartingPath())
+}
+
+// RunningPath is the file a daemon keeps while it runs: found at start, it
+// says the daemon before stopped without removing it (killed, crashed, the
+// machine lost power). It holds how many did so in a row before the
+// daemon that wrote it.
+func (w *Workspace) RunningPath() string { return filepath.Join(w.Cache(), "running") }
+
+// MarkRunning records that a daemon runs, and returns how many daemons in
+// a row before it stopped without ClearRunning: 0 after a clean stop.
+// Call it holding the workspace lock.
+func (w *Workspace) MarkRunning() (unclean int, err error) {
+	b, err := os.ReadFile(w.RunningPath())
+	switch {
+	case err == nil:
+		// An unreadable count is one stop, unclean like the rest.
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		unclean = max(n, 0) + 1
+	case !errors.Is(err, os.ErrNotExist):
+		return 0, fmt.Errorf("workspace: %w", err)
+	}
+	return unclean, writeFileAtomic(w.RunningPath(), []byte(strconv.Itoa(unclean)+"\n"), 0o644)
+}
+
+// ClearRunning removes the running file: the daemon stops in order.
+func (w *Workspace) ClearRunning() {
+	_ = os.Remove(w.RunningPath())
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -265,4 +266,32 @@ func TestStaleLockFromDeadProcessIsTakenOver(t *testing.T) {
 		t.Fatalf("lock of a dead process must be taken over: %v", err)
 	}
 	l.Release()
+}
+
+// MarkRunning counts the daemons in a row that stopped without
+// ClearRunning; a clean stop starts the count again, and a mark whose
+// count cannot be read is one unclean stop.
+func TestMarkRunningCountsUncleanStopsInARow(t *testing.T) {
+	w := &Workspace{Root: t.TempDir()}
+	var got []int
+	mark := func() {
+		t.Helper()
+		n, err := w.MarkRunning()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	mark() // first start
+	mark() // killed
+	mark() // killed again
+	w.ClearRunning()
+	mark() // after a clean stop
+	if err := os.WriteFile(w.RunningPath(), []byte("garbled\x00"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mark()
+	if want := []int{0, 1, 2, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("unclean stops counted %v, want %v", got, want)
+	}
 }
