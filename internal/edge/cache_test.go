@@ -25,7 +25,7 @@ import (
 // hits.
 func TestReplayKeepsTheCacheUnderItsCapAndFresh(t *testing.T) {
 	calls := replayCalls
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		calls = 2000
 	}
 	const maxBytes = 64 << 10

@@ -190,11 +190,16 @@ func StartCluster(t testing.TB, n int, s bus.Settings) (*bus.Conn, []*server.Ser
 	t.Cleanup(conn.Close)
 	// The leader marks a peer online only once it has heard from it since
 	// its election, a little after it lists it: until then a replicated
-	// asset is refused the same way, and provisioning again succeeds.
+	// asset is refused the same way, and provisioning again succeeds. A
+	// request made as the meta leadership moves (a loaded machine misses
+	// heartbeats) goes unanswered until its deadline: each attempt has
+	// its own, and Provision, idempotent, is asked again.
 	var err2 error
-	Eventually(t, 30*time.Second, "the topology provisioned on every peer", func() bool {
-		err2 = bus.Provision(ctx, conn.JS, bus.DeclaredTopology(s), nil)
-		return !bus.PlacementRefused(err2)
+	Eventually(t, 90*time.Second, "the topology provisioned on every peer", func() bool {
+		actx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		err2 = bus.Provision(actx, conn.JS, bus.DeclaredTopology(s), nil)
+		return !bus.PlacementRefused(err2) && !errors.Is(err2, context.DeadlineExceeded)
 	})
 	if err2 != nil {
 		t.Fatalf("provisioning the cluster: %v", err2)

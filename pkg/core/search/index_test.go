@@ -419,7 +419,11 @@ func TestPrunedSearchMatchesWholeScoring(t *testing.T) {
 		func(id string) float64 { return []float64{1, 0.5, 0.9, 0.45}[id[len(id)-1]%4] },
 	}
 	queries, pruned := 0, 0
-	for qi := range 400 {
+	rounds := 400
+	if raceEnabled {
+		rounds = 80
+	}
+	for qi := range rounds {
 		q := words(1 + rng.IntN(4))
 		if qi%5 == 0 {
 			q += " w" + fmt.Sprint(100+rng.IntN(400)) + "y" // a typo of a mid-frequency word
