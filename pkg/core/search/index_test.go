@@ -666,3 +666,47 @@ func TestFilledNormsGiveGainsFloats(t *testing.T) {
 		t.Fatalf("%d postings compared", checked)
 	}
 }
+
+// A gain sums only the fields its term may be in; the fields left out add
+// exactly 0, so the gain is bit for bit the sum over every field, for
+// terms in one field, in several, and in all.
+func TestGainOverTheTermsFieldsIsTheSumOverAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	ix := NewIndex()
+	for k := range 800 {
+		w := func(prefix string) string { return fmt.Sprintf("%s%d", prefix, rng.IntN(6)) }
+		ix.Upsert(fmt.Sprintf("d%04d", k), Fields{
+			Path:     "src/" + w("path") + "/" + w("every") + ".go",
+			Title:    w("title") + " " + w("every") + " " + w("shared"),
+			Headings: []string{w("heading") + " " + w("every")},
+			Body:     strings.Repeat(w("body")+" ", rng.IntN(300)) + w("every") + " " + w("shared"),
+		})
+	}
+	sc := getScratch(len(ix.docs))
+	defer putScratch(sc)
+	var words []string
+	for _, prefix := range []string{"path", "title", "heading", "body", "every", "shared"} {
+		for i := range 6 {
+			words = append(words, fmt.Sprintf("%s%d", prefix, i))
+		}
+	}
+	lists := ix.listsLocked(sc, words)
+	fieldCounts := map[int]bool{}
+	for _, l := range lists {
+		fieldCounts[l.nf] = true
+		for k := range ix.terms[l.tid].postings {
+			p := &ix.terms[l.tid].postings[k]
+			lens := &ix.lens[p.doc]
+			var tf float64
+			for f := range numFields {
+				tf += fieldWeights[f] * float64(p.tf[f]) * sc.norms.of(f, lens[f])
+			}
+			if want, got := l.scale*tf/(tf+k1), ix.gain(sc, l, p); got != want {
+				t.Fatalf("term %s, doc %d: gain %v, over every field %v", ix.terms[l.tid].text, p.doc, got, want)
+			}
+		}
+	}
+	if !fieldCounts[1] || !fieldCounts[2] || !fieldCounts[numFields] {
+		t.Errorf("lists over %v fields: want terms in one, two and every field", fieldCounts)
+	}
+}
