@@ -512,3 +512,40 @@ func waitLogAndCardsAgree(t *testing.T, conn *bus.Conn, dir string) {
 		return old && made
 	})
 }
+
+// A task created over MCP in a repository without .cuedeck/cards gets its
+// card, in a directory made for it, and again once the directory is
+// deleted: the directory is made when the card's rename finds it missing.
+func TestCardWriteBackMakesTheCardsDirectory(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"docs/api.md": "# Login\n"})
+	board := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board", board.Run)
+	var logs logtest.Buffer
+	startLogged(t, conn, config(t, ingest.RepoConfig{Name: "r", Root: dir}), slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	create := func(id string) {
+		t.Helper()
+		now := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+		task := events.Task{ID: id, Title: "Task " + id, Status: "todo", Priority: "medium", Created: now, Updated: now}
+		if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		bustest.Eventually(t, within, "card "+id+" written", func() bool {
+			b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", id+".md"))
+			return err == nil && strings.Contains(string(b), "Task "+id)
+		})
+	}
+	create("abc123")
+	if err := os.RemoveAll(filepath.Join(dir, ".cuedeck", "cards")); err != nil {
+		t.Fatal(err)
+	}
+	create("def456")
+}
