@@ -50,7 +50,7 @@ func cmdStatus(args []string) error {
 	if *window < 0 {
 		return fmt.Errorf("--rate-window %s: use 0 (no rates) or a positive duration such as 2s", *window)
 	}
-	opts := status.Options{RateWindow: *window}
+	opts := status.Options{RateWindow: *window, CountLeftOut: true}
 	if cfg, err := ws.LoadConfig(); err == nil {
 		opts.EmbedModel, _ = provider.ModelID(cfg.Embed.Model)
 	}

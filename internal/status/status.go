@@ -139,6 +139,10 @@ type EmbedReport struct {
 	// Model.
 	Docs    int `json:"docs"`
 	Vectors int `json:"vectors"`
+	// LeftOut is how many of Vectors hold no vectors: the workers embed
+	// prose only ([embed] files) and left those files (code, data) to
+	// keyword search.
+	LeftOut int `json:"left_out,omitempty"`
 	// Rate is the requests done per second over the last RateWindow
 	// seconds, ETASeconds Pending at that rate, as FileProgress's.
 	Rate       *float64 `json:"rate_per_second,omitempty"`
@@ -170,6 +174,10 @@ type Options struct {
 	// the indexer and embedder consumers are watched for the rates and
 	// ETAs: the report takes at least that long.
 	RateWindow time.Duration
+	// CountLeftOut has EmbedReport.LeftOut counted, which reads every
+	// vector record of the model (the keys do not say): for a person's
+	// `cue status`, not for a loop that polls while a daemon embeds.
+	CountLeftOut bool
 }
 
 // DeadLetter describes one event a worker gave up on.
@@ -210,7 +218,7 @@ func CollectWith(ctx context.Context, js jetstream.JetStream, opts Options) (Rep
 	if err := collectScans(ctx, js, &r); err != nil {
 		return r, err
 	}
-	if err := collectEmbeddings(ctx, js, &r, opts.EmbedModel); err != nil {
+	if err := collectEmbeddings(ctx, js, &r, opts.EmbedModel, opts.CountLeftOut); err != nil {
 		return r, err
 	}
 	if err := collectMemories(ctx, js, &r); err != nil {
@@ -369,7 +377,7 @@ func measureRates(ctx context.Context, js jetstream.JetStream, r *Report, window
 }
 
 // collectEmbeddings fills r.Embeddings when the embed stream exists.
-func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, model string) error {
+func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, model string, countLeftOut bool) error {
 	s, err := js.Stream(ctx, events.EmbedStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil
@@ -410,8 +418,44 @@ func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, m
 		}
 	}
 	er.Vectors = er.ByModel[er.Model]
+	if countLeftOut && er.Vectors > 0 {
+		if er.LeftOut, err = leftOutRecords(ctx, kv, er.Model); err != nil {
+			return err
+		}
+	}
 	r.Embeddings = er
 	return nil
+}
+
+// leftOutRecords counts model's vector records that hold no vectors because
+// their files are not prose (events.VectorRecord.LeftOut). It reads every
+// record of the model: the keys do not say.
+func leftOutRecords(ctx context.Context, kv jetstream.KeyValue, model string) (int, error) {
+	w, err := kv.Watch(ctx, events.VectorKeyPrefix(model), jetstream.IgnoreDeletes())
+	if err != nil {
+		return 0, fmt.Errorf("status: read %s: %w", events.VectorsBucket, err)
+	}
+	defer w.Stop()
+	n := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok || e == nil {
+				return n, nil // the records there were when asked
+			}
+			// Only the flag is decoded: a record's vectors are most of it.
+			var rec struct {
+				Data struct {
+					LeftOut bool `json:"left_out"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(e.Value(), &rec) == nil && rec.Data.LeftOut {
+				n++
+			}
+		}
+	}
 }
 
 // collectMemories fills r.Memories when the memories bucket exists.
@@ -567,6 +611,9 @@ func (r Report) Print(w io.Writer, opts PrintOptions) {
 			model = "no model chosen among " + strconv.Itoa(len(e.ByModel))
 		}
 		line := fmt.Sprintf("%s of %s documents (%s)", humanize.Thousands(e.Vectors), humanize.Thousands(e.Docs), humanize.Percent(e.Vectors, e.Docs))
+		if e.LeftOut > 0 {
+			line += fmt.Sprintf(", %s of them not embedded (not prose: found by keyword search alone; [embed] files = \"all\" embeds them)", humanize.Thousands(e.LeftOut))
+		}
 		if e.Pending == 0 {
 			line += ", none pending"
 		} else {

@@ -82,6 +82,50 @@ func TestEmbeddingBacklog(t *testing.T) {
 	}
 }
 
+// Records of files the prose-only workers left to keyword search are done
+// embed work but hold no vectors: the report says how many, rather than
+// count them as embedded.
+func TestLeftOutRecordsAreNotCountedAsEmbedded(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	ctx := context.Background()
+	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
+	vecs, _ := conn.JS.KeyValue(ctx, events.VectorsBucket)
+	sha := strings.Repeat("a", 64)
+	const model = "builtin:use-lite"
+	for i, p := range []string{"a.md", "main.go", "util.go"} {
+		data, err := events.Encode(events.DocRecord{Repo: "r", Path: p, SHA256: sha, SourceSeq: uint64(i + 1), Content: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := docs.Put(ctx, events.DocKey("r", p), data); err != nil {
+			t.Fatal(err)
+		}
+		rec := events.VectorRecord{Repo: "r", Path: p, Model: model, Dimensions: 4, SHA256: sha, SourceSeq: uint64(i + 1), LeftOut: p != "a.md"}
+		if !rec.LeftOut {
+			rec.Chunks = []events.ChunkVector{{Vector: events.EncodeVector([]float32{1, 0, 0, 0})}}
+		}
+		data, err = events.Encode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := vecs.Put(ctx, events.VectorKey(model, "r", p), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := CollectWith(ctx, conn.JS, Options{EmbedModel: model, CountLeftOut: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rep.Embeddings; e == nil || e.Vectors != 3 || e.LeftOut != 2 {
+		t.Fatalf("embeddings: %+v, want 3 records of which 2 left out", e)
+	}
+	var out bytes.Buffer
+	rep.Print(&out, PrintOptions{})
+	if got := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(got, "vectors 3 of 3 documents (100 %), 2 of them not embedded (not prose") {
+		t.Fatalf("printed:\n%s", out.String())
+	}
+}
+
 func TestMemoriesAndBudget(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	ctx := context.Background()
