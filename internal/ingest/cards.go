@@ -469,8 +469,8 @@ func (w *cardWrites) replace(r *repo, d *deckRoots, p string, data []byte, mode 
 	inDeck := strings.TrimPrefix(p, deckDir+"/")
 	if werr == nil {
 		// The card's directory is made only when the rename finds it
-		// missing: a MkdirAll per batch was a twentieth of a loaded
-		// daemon's CPU, for a directory that is there.
+		// missing, not asked for in every batch: it is nearly always
+		// there.
 		werr = d.deck.Rename(staged, inDeck)
 		if errors.Is(werr, fs.ErrNotExist) {
 			if werr = r.root.MkdirAll(dir, 0o755); werr == nil {

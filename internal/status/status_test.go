@@ -17,29 +17,32 @@ import (
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
+// putRecord stores ev, encoded, under key in bucket.
+func putRecord(t *testing.T, conn *bus.Conn, bucket, key string, ev events.Event) {
+	t.Helper()
+	ctx := context.Background()
+	kv, err := conn.JS.KeyValue(ctx, bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := events.Encode(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, key, data); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestEmbeddingBacklog(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	ctx := context.Background()
-	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
-	vecs, _ := conn.JS.KeyValue(ctx, events.VectorsBucket)
 	sha := strings.Repeat("a", 64)
 	for i, p := range []string{"a.md", "b.md", "c.md"} {
-		data, err := events.Encode(events.DocRecord{Repo: "r", Path: p, SHA256: sha, SourceSeq: uint64(i + 1), Content: "x"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := docs.Put(ctx, events.DocKey("r", p), data); err != nil {
-			t.Fatal(err)
-		}
+		putRecord(t, conn, events.DocsBucket, events.DocKey("r", p), events.DocRecord{Repo: "r", Path: p, SHA256: sha, SourceSeq: uint64(i + 1), Content: "x"})
 	}
 	put := func(model, path string) {
-		data, err := events.Encode(events.VectorRecord{Repo: "r", Path: path, Model: model, SHA256: sha, SourceSeq: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := vecs.Put(ctx, events.VectorKey(model, "r", path), data); err != nil {
-			t.Fatal(err)
-		}
+		putRecord(t, conn, events.VectorsBucket, events.VectorKey(model, "r", path), events.VectorRecord{Repo: "r", Path: path, Model: model, SHA256: sha, SourceSeq: 1})
 	}
 	put("builtin:use-lite", "a.md")
 	put("ollama:all-minilm", "a.md")
@@ -88,29 +91,15 @@ func TestEmbeddingBacklog(t *testing.T) {
 func TestLeftOutRecordsAreNotCountedAsEmbedded(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	ctx := context.Background()
-	docs, _ := conn.JS.KeyValue(ctx, events.DocsBucket)
-	vecs, _ := conn.JS.KeyValue(ctx, events.VectorsBucket)
 	sha := strings.Repeat("a", 64)
 	const model = "builtin:use-lite"
 	for i, p := range []string{"a.md", "main.go", "util.go"} {
-		data, err := events.Encode(events.DocRecord{Repo: "r", Path: p, SHA256: sha, SourceSeq: uint64(i + 1), Content: "x"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := docs.Put(ctx, events.DocKey("r", p), data); err != nil {
-			t.Fatal(err)
-		}
+		putRecord(t, conn, events.DocsBucket, events.DocKey("r", p), events.DocRecord{Repo: "r", Path: p, SHA256: sha, SourceSeq: uint64(i + 1), Content: "x"})
 		rec := events.VectorRecord{Repo: "r", Path: p, Model: model, Dimensions: 4, SHA256: sha, SourceSeq: uint64(i + 1), LeftOut: p != "a.md"}
 		if !rec.LeftOut {
 			rec.Chunks = []events.ChunkVector{{Vector: events.EncodeVector([]float32{1, 0, 0, 0})}}
 		}
-		data, err = events.Encode(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := vecs.Put(ctx, events.VectorKey(model, "r", p), data); err != nil {
-			t.Fatal(err)
-		}
+		putRecord(t, conn, events.VectorsBucket, events.VectorKey(model, "r", p), rec)
 	}
 	rep, err := CollectWith(ctx, conn.JS, Options{EmbedModel: model, CountLeftOut: true})
 	if err != nil {
