@@ -182,7 +182,7 @@ func TestCardWriteBackFollowsARecreatedTaskLog(t *testing.T) {
 	ing.stop()
 	recreateLogWithNewTask(t, conn)
 	restarted := start(t, conn, cfg)
-	if rec, _ := restarted.svc.LastReconcile(); !rec.TaskLogReplaced || rec.Stale != 1 {
+	if rec, _ := restarted.svc.StartReconcile(); !rec.TaskLogReplaced || rec.Stale != 1 {
 		t.Fatalf("reconcile: %+v; want the task log found replaced and the one card published again", rec)
 	}
 	waitLogAndCardsAgree(t, conn, dir)
@@ -429,7 +429,7 @@ func TestChangeInARestoredLogOutlivesTheCardsPublishedAgain(t *testing.T) {
 	}
 
 	back := start(t, conn, cfg)
-	if rec, _ := back.svc.LastReconcile(); !rec.TaskLogReplaced {
+	if rec, _ := back.svc.StartReconcile(); !rec.TaskLogReplaced {
 		t.Fatalf("reconcile: %+v; want the task log found replaced", rec)
 	}
 	full := filepath.Join(dir, filepath.FromSlash(cardPath))

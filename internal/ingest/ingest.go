@@ -36,8 +36,11 @@ type Service struct {
 	scanDone chan struct{}
 	compared chan struct{}
 	started  atomic.Bool
-	// reconciled is the last reconcile's outcome, nil before one ran.
-	reconciled atomic.Pointer[Reconciled]
+	// startReconcile is the outcome of the comparison at start, nil
+	// before it ran. Kept apart from later ones: what a start found
+	// (a store replaced, files to publish again) is what a later
+	// comparison no longer sees, once the first marked them.
+	startReconcile atomic.Pointer[Reconciled]
 
 	// Set by Run.
 	state *stateStore
@@ -115,7 +118,9 @@ func (s *Service) compare(ctx context.Context, atStart bool) bool {
 		}
 		return false
 	}
-	s.reconciled.Store(&rec)
+	if atStart {
+		s.startReconcile.Store(&rec)
+	}
 	if rec.Stale > 0 || rec.Orphans > 0 {
 		s.comparisons.Add(1)
 	}
@@ -392,10 +397,10 @@ func (s *Service) again(msgID string, again bool) string {
 	return fmt.Sprintf("%s|again:%s.%d", msgID, s.runID, s.comparisons.Load())
 }
 
-// LastReconcile is the outcome of the last comparison of the state with
-// cue_docs; ok is false before one completed.
-func (s *Service) LastReconcile() (r Reconciled, ok bool) {
-	if p := s.reconciled.Load(); p != nil {
+// StartReconcile is the outcome of the comparison of the state with
+// cue_docs at start; ok is false before it completed (or if it failed).
+func (s *Service) StartReconcile() (r Reconciled, ok bool) {
+	if p := s.startReconcile.Load(); p != nil {
 		return *p, true
 	}
 	return Reconciled{}, false

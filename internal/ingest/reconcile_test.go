@@ -103,7 +103,7 @@ func TestIngestRepublishesWhatCueDocsLost(t *testing.T) {
 	defer sub.Unsubscribe()
 
 	second := start(t, conn, cfg)
-	rec, ok := second.svc.LastReconcile()
+	rec, ok := second.svc.StartReconcile()
 	if !ok || rec.Files != 4 || rec.Stale != 2 || rec.Orphans != 1 || rec.StreamReplaced {
 		t.Fatalf("reconcile: %+v (ran: %v); want 4 files, 2 stale (b, c), 1 unrecorded (ghost)", rec, ok)
 	}
@@ -140,7 +140,7 @@ func TestIngestRepublishesWhatCueDocsLost(t *testing.T) {
 
 	// Once repaired, a restart finds nothing to do.
 	third := start(t, conn, cfg)
-	if rec, _ := third.svc.LastReconcile(); rec.Stale != 0 || rec.Orphans != 0 {
+	if rec, _ := third.svc.StartReconcile(); rec.Stale != 0 || rec.Orphans != 0 {
 		t.Fatalf("a second reconcile found %+v", rec)
 	}
 }
@@ -165,7 +165,7 @@ func TestIngestRepublishesEverythingIntoANewStore(t *testing.T) {
 	fresh, _ := bustest.Start(t, bus.Settings{})
 	runBG(t, "indexer", indexer.New(fresh, indexer.Config{}, nil).Run)
 	second := start(t, fresh, cfg)
-	rec, _ := second.svc.LastReconcile()
+	rec, _ := second.svc.StartReconcile()
 	if !rec.StreamReplaced || rec.Stale != len(files) {
 		t.Fatalf("reconcile against a new store: %+v", rec)
 	}
