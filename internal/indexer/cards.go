@@ -40,6 +40,9 @@ type cardChange struct {
 	// repeat: the card is as ingest published it before
 	// (events.FileUpserted.Repeat), not a new edit.
 	repeat bool
+	// writtenBack: the card is as write-back wrote it from the log
+	// (events.FileUpserted.WrittenBack).
+	writtenBack bool
 }
 
 // parseCard reads rec's content as a card. A card that does not parse, or
@@ -85,6 +88,14 @@ func isCard(path string) bool {
 // Identical state publishes nothing, which is what stops a card that ingest
 // wrote back from an MCP event coming round again.
 func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardChange) error {
+	if ch.writtenBack {
+		// The log's own state of the task, or an older one: the log
+		// moved on before ingest read the file, and write-back brings
+		// the card up to it. Published, an older state would set the
+		// task back (edits within one second share an updated time, so
+		// the card cannot tell itself older).
+		return nil
+	}
 	if ch.deleted {
 		// A card renamed, or a copy of it deleted: the task lives on in the
 		// other file that claims its id.

@@ -258,3 +258,51 @@ func TestRepeatedCardDoesNotUndoALaterChange(t *testing.T) {
 		t.Fatalf("the edited card did not reach the log: status %q, want archived", got)
 	}
 }
+
+// Two agent changes to one task within a second share its updated time, so
+// a card holding the first cannot tell itself older than the log holding
+// the second. Written back after the first and read by ingest after the
+// second was appended, such a card set the task back when the indexer took
+// it for an edit (and the next card set it forward again). A card ingest
+// publishes as written back changes no task; the same card as an edit
+// does.
+func TestWrittenBackCardDoesNotSetItsTaskBack(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	runBoard(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const p = ".cuedeck/cards/abc123.md"
+	handle := func(seq uint64, ev events.FileUpserted) {
+		t.Helper()
+		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Board().Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handle(1, upsert(p, cardV1))
+	at := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+	for _, status := range []string{"active", "done"} {
+		task, _ := s.Board().Task("r", "abc123")
+		task.Status, task.Updated = status, at
+		if _, err := s.Board().Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logged := taskLogLen(t, conn)
+	// The card as write-back wrote it after the first change.
+	firstCard := strings.Replace(cardV1, "priority: high\n", "priority: high\nupdated: 2026-01-03T09:00:00Z\n", 1)
+	firstCard = strings.Replace(firstCard, "status: todo", "status: active", 1)
+	writtenBack := upsert(p, firstCard)
+	writtenBack.WrittenBack = true
+	handle(2, writtenBack)
+	if got, _ := s.Board().Task("r", "abc123"); got.Status != "done" || taskLogLen(t, conn) != logged {
+		t.Fatalf("after the written-back card: status %q, %d events (%d before); want done and no new event", got.Status, taskLogLen(t, conn), logged)
+	}
+	handle(3, upsert(p, firstCard))
+	if got, _ := s.Board().Task("r", "abc123"); got.Status != "active" {
+		t.Fatalf("the same card as an edit: status %q, want active", got.Status)
+	}
+}

@@ -413,6 +413,7 @@ func (w *cardWrites) writeTaskIn(r *repo, ev events.TaskEvent, onlyNewer bool) e
 		if err := d.deck.Remove(inDeck); err != nil {
 			return err
 		}
+		r.s.noteWrittenBack(r.name, p, "")
 		w.renamedInto(r, path.Dir(p))
 		return nil
 	}
@@ -482,6 +483,7 @@ func (w *cardWrites) replace(r *repo, d *deckRoots, p string, data []byte, mode 
 		_ = d.tmp.Remove(name)
 		return werr
 	}
+	r.s.noteWrittenBack(r.name, p, events.SHA256Hex(data))
 	w.renamedInto(r, dir)
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/indexer"
@@ -548,4 +550,86 @@ func TestCardWriteBackMakesTheCardsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	create("def456")
+}
+
+// Ingest says which publishes of a card are the card as write-back left
+// it (FileUpserted.WrittenBack): the indexer changes no task for those
+// (indexer's TestWrittenBackCardDoesNotSetItsTaskBack). A card ingest found,
+// a hand edit, and an edit back to what write-back wrote go without it.
+func TestCardsWrittenBackArePublishedAsSuch(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{cardPath: handCard})
+	published := make(chan events.FileUpserted, 16)
+	sub, err := conn.NC.Subscribe(events.FileSubject("r"), func(m *nats.Msg) {
+		if ev, err := events.Decode(m.Data); err == nil {
+			if up, ok := ev.(events.FileUpserted); ok && up.Path == cardPath {
+				published <- up
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	board := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board", board.Run)
+	runBG(t, "indexer", indexer.New(conn, indexer.Config{}, nil).Run)
+	start(t, conn, config(t, ingest.RepoConfig{Name: "r", Root: dir}))
+	next := func(what string, writtenBack bool) {
+		t.Helper()
+		select {
+		case up := <-published:
+			if up.WrittenBack != writtenBack {
+				t.Fatalf("%s published with WrittenBack %v", what, up.WrittenBack)
+			}
+		case <-time.After(within):
+			t.Fatalf("%s not published", what)
+		}
+	}
+	next("the card found at start", false)
+	bustest.Eventually(t, within, "the card on the board", func() bool {
+		_, ok := board.Task("r", "abc123")
+		return ok
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	full := filepath.Join(dir, filepath.FromSlash(cardPath))
+	var written string
+	for _, status := range []string{"active", "done"} {
+		task, _ := board.Task("r", "abc123")
+		task.Status, task.Updated = status, time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+		if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		next("the card written back with status "+status, true)
+		b, err := os.ReadFile(full)
+		if err != nil || !strings.Contains(string(b), "status: "+status) {
+			t.Fatalf("card after the change to %s: %s (%v)", status, b, err)
+		}
+		written = string(b)
+	}
+	logged := taskLog(t, conn)
+	bustest.Eventually(t, within, "the written-back card indexed", func() bool {
+		return docState(conn, "r", cardPath) == events.SHA256Hex([]byte(written))
+	})
+	if err := board.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := board.Task("r", "abc123"); got.Status != "done" || taskLog(t, conn) != logged {
+		t.Fatalf("after the written-back cards were indexed: status %q, %d events in the log (%d before); want done and no new event", got.Status, taskLog(t, conn), logged)
+	}
+
+	for _, edit := range []struct{ content, status string }{
+		{strings.Replace(written, "status: done", "status: archived", 1), "archived"},
+		{written, "done"},
+	} {
+		writeTree(t, dir, map[string]string{cardPath: edit.content})
+		next("the card edited to status "+edit.status, false)
+		bustest.Eventually(t, within, "the edit to "+edit.status+" on the board", func() bool {
+			got, _ := board.Task("r", "abc123")
+			return got.Status == edit.status
+		})
+	}
 }

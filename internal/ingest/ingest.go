@@ -73,6 +73,36 @@ type Service struct {
 	// (card write-back found the task log replaced: the cards are to be
 	// published into it).
 	compareNow chan struct{}
+
+	writtenBackMu sync.Mutex
+	// writtenBack holds, per card (repo, path), the SHA-256 of what card
+	// write-back last wrote there, until ingest next publishes the path:
+	// a publish of that very content is the log's state coming round
+	// (events.FileUpserted.WrittenBack), not an edit.
+	writtenBack map[[2]string]string
+}
+
+// noteWrittenBack records that card write-back left content of SHA-256 sha
+// at path, or ("") removed the card.
+func (s *Service) noteWrittenBack(repo, path, sha string) {
+	s.writtenBackMu.Lock()
+	defer s.writtenBackMu.Unlock()
+	if sha == "" {
+		delete(s.writtenBack, [2]string{repo, path})
+		return
+	}
+	if s.writtenBack == nil {
+		s.writtenBack = map[[2]string]string{}
+	}
+	s.writtenBack[[2]string{repo, path}] = sha
+}
+
+// isWrittenBack reports whether content of SHA-256 sha at path is what
+// card write-back last wrote there.
+func (s *Service) isWrittenBack(repo, path, sha string) bool {
+	s.writtenBackMu.Lock()
+	defer s.writtenBackMu.Unlock()
+	return sha != "" && s.writtenBack[[2]string{repo, path}] == sha
 }
 
 // New validates cfg and returns a Service publishing through conn. A nil
