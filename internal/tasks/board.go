@@ -193,6 +193,9 @@ type Board struct {
 	writer string
 	// atomicRounds counts the rounds stored as atomic batches.
 	atomicRounds atomic.Int64
+	// costs chooses between an atomic batch and a chain for the rounds
+	// that may go either way.
+	costs roundCosts
 	// beforeAtomicCommit, when set (by tests), is called with the task id
 	// of a batch's first event just before the batch's commit is sent.
 	beforeAtomicCommit func(firstTask string)
@@ -1109,13 +1112,16 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 		return rest[1:]
 	}
 
-	if batchable && atomicRound && len(members) >= minAtomicRound {
+	eitherWay := batchable && atomicRound && len(members) >= minAtomicRound
+	if eitherWay && b.costs.batchNext() {
+		began := time.Now()
 		if acks, ok := b.publishAtomic(repo, evs, expect); ok {
 			prevSeq := expect
 			for k, q := range members {
 				q.answer(b.settle(q.ctx, repo, q.requestID, evs[k], prevSeq, acks[k]))
 				prevSeq = acks[k].Sequence
 			}
+			b.costs.observe(true, len(evs), time.Since(began))
 			return rest
 		}
 		// Not stored (a broken expectation, a retry of a stored round, a
@@ -1126,6 +1132,7 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 
 	// The whole chain is published without waiting for each ack, and the
 	// answers are read in order.
+	began := time.Now()
 	futures := make([]jetstream.PubAckFuture, 0, len(members))
 	prevID := ""
 	for k := range members {
@@ -1179,6 +1186,11 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 		}
 	}
 	back = append(back, members[len(futures):]...)
+	if eitherWay && len(back) == 0 && !firstLost {
+		// Only a whole chain: a broken one's cost says nothing of a
+		// chain's.
+		b.costs.observe(false, len(futures), time.Since(began))
+	}
 	if firstLost {
 		first := members[0]
 		first.answer(b.writeOne(first.ctx, repo, first.requestID, first.build))
@@ -1186,12 +1198,74 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 	return append(back, rest...)
 }
 
-// minAtomicRound is the smallest round published as one atomic batch
-// rather than as a chain. A batch is staged in a store of its own before
-// it is committed: about 2 ms whatever its size, against about 140 µs per
-// message of a chain, each of which is synced on its own (measured with
-// sync_interval always on the development machine). The two meet near 16.
+// minAtomicRound is the smallest round that may be published as one
+// atomic batch rather than as a chain. A batch is staged in a store of its
+// own before it is committed: about 2 ms whatever its size, against about
+// 140 µs per message of a chain, each of which is synced on its own
+// (measured with sync_interval always on the development machine). The
+// two meet near 16.
 const minAtomicRound = 16
+
+// roundCosts chooses how the rounds that may go either way are published,
+// by what an event cost lately as part of each. What is cheaper depends on
+// the disk more than on the round: the staging store is files created per
+// batch, a chain is a sync per event. Files cost 15 µs to create on one
+// day of the development machine and 330 µs on another, and with 64
+// agents writing, rounds of 16 or more made 2,885-3,579 writes/s as
+// batches against 2,326-2,518 as chains one day (2026-11-27) and
+// 2,130-2,310 against 3,092-3,120 another (2026-12-06). A sync that
+// flushes the drive's cache (macOS) makes chains the dearer.
+type roundCosts struct {
+	mu sync.Mutex
+	// batch and chain are the moving averages of the time from publish
+	// to answers per event of the rounds published each way; zero until
+	// one was.
+	batch, chain time.Duration
+	rounds       uint64
+}
+
+// probeEvery is how often, in rounds that may go either way, the way
+// that costs more is tried again, so that its cost follows the disk's.
+const probeEvery = 16
+
+// batchNext reports whether the next round that may go either way goes as
+// an atomic batch.
+func (c *roundCosts) batchNext() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rounds++
+	switch {
+	case c.batch == 0:
+		return true
+	case c.chain == 0:
+		return false
+	}
+	cheaper := c.batch <= c.chain
+	if c.rounds%probeEvery == 0 {
+		return !cheaper
+	}
+	return cheaper
+}
+
+// observe records that a round of n events published as a batch (or a
+// chain) was answered in took.
+func (c *roundCosts) observe(batch bool, n int, took time.Duration) {
+	if n <= 0 {
+		return
+	}
+	per := max(took/time.Duration(n), 1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	avg := &c.chain
+	if batch {
+		avg = &c.batch
+	}
+	if *avg == 0 {
+		*avg = per
+		return
+	}
+	*avg += (per - *avg) / 4
+}
 
 // publishAtomic publishes a round's events as one JetStream atomic batch:
 // all stored at consecutive sequences after expect, synced once, or none.
