@@ -37,6 +37,26 @@ func taskLogLen(t *testing.T, conn *bus.Conn) uint64 {
 	return info.State.Msgs
 }
 
+// syncedIndexer is an indexer whose handle indexes one card event and
+// waits until the indexer's board holds what it appended.
+func syncedIndexer(t *testing.T) (*bus.Conn, *Service, context.Context, func(seq uint64, ev events.FileUpserted)) {
+	t.Helper()
+	conn, _ := bustest.Start(t, bus.Settings{})
+	s := New(conn, Config{}, nil)
+	runBoard(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return conn, s, ctx, func(seq uint64, ev events.FileUpserted) {
+		t.Helper()
+		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Board().Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 const cardV1 = "---\nid: abc123\ntitle: Login\nstatus: todo\npriority: high\n---\nSee @docs/api.md#Login\n"
 
 func TestCardsBecomeTaskEvents(t *testing.T) {
@@ -202,22 +222,9 @@ func TestCardChangePublishedThoughTheRecordReadsOlder(t *testing.T) {
 // the card through write-back. An edit of the card still wins, whatever
 // its updated time says.
 func TestRepeatedCardDoesNotUndoALaterChange(t *testing.T) {
-	conn, _ := bustest.Start(t, bus.Settings{})
-	s := New(conn, Config{}, nil)
-	runBoard(t, s)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	_, s, ctx, handle := syncedIndexer(t)
 	const p = ".cuedeck/cards/abc123.md"
 	const q = ".cuedeck/cards/def456.md"
-	handle := func(seq uint64, ev events.FileUpserted) {
-		t.Helper()
-		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Board().Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
 	repeat := func(path, content string) events.FileUpserted {
 		ev := upsert(path, content)
 		ev.Repeat = true
@@ -267,21 +274,8 @@ func TestRepeatedCardDoesNotUndoALaterChange(t *testing.T) {
 // publishes as written back changes no task; the same card as an edit
 // does.
 func TestWrittenBackCardDoesNotSetItsTaskBack(t *testing.T) {
-	conn, _ := bustest.Start(t, bus.Settings{})
-	s := New(conn, Config{}, nil)
-	runBoard(t, s)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	conn, s, ctx, handle := syncedIndexer(t)
 	const p = ".cuedeck/cards/abc123.md"
-	handle := func(seq uint64, ev events.FileUpserted) {
-		t.Helper()
-		if err := s.Handle(ctx, events.Envelope{StreamSeq: seq, Event: ev}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Board().Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
 	handle(1, upsert(p, cardV1))
 	at := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
 	for _, status := range []string{"active", "done"} {
