@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/docparse"
 	"github.com/cuedeck/cuedeck/pkg/core/card"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -40,9 +41,9 @@ type cardChange struct {
 	// repeat: the card is as ingest published it before
 	// (events.FileUpserted.Repeat), not a new edit.
 	repeat bool
-	// writtenBack: the card is as write-back wrote it from the log
-	// (events.FileUpserted.WrittenBack).
-	writtenBack bool
+	// writtenBackFrom: the card is as write-back wrote it from this task
+	// log incarnation (events.FileUpserted.WrittenBackFrom).
+	writtenBackFrom string
 }
 
 // parseCard reads rec's content as a card. A card that does not parse, or
@@ -88,14 +89,16 @@ func isCard(path string) bool {
 // Identical state publishes nothing, which is what stops a card that ingest
 // wrote back from an MCP event coming round again.
 func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardChange) error {
-	if ch.writtenBack {
-		// The log's own state of the task, or an older one: the log
-		// moved on before ingest read the file, and write-back brings
-		// the card up to it. Published, an older state would set the
-		// task back (edits within one second share an updated time, so
-		// the card cannot tell itself older).
-		return nil
-	}
+	// A card written back from the task log holds the log's own state of
+	// its task, or an older one: the log moved on before ingest read the
+	// file, and write-back brings the card up to it. Published, an older
+	// state would set the task back (edits within one second share an
+	// updated time, so the card cannot tell itself older). From a log
+	// since replaced (restored from a backup), the card may hold what the
+	// log lost: it is judged as any card. Asked only of a card that
+	// differs from the log, so the card of every write that comes round
+	// does not cost a look at the log.
+	ownState := func() bool { return ch.writtenBackFrom != "" && s.taskLogIs(ctx, ch.writtenBackFrom) }
 	if ch.deleted {
 		// A card renamed, or a copy of it deleted: the task lives on in the
 		// other file that claims its id.
@@ -120,6 +123,9 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 			}
 			for _, t := range cur {
 				if t.Path == path && t.ID != keep {
+					if ownState() {
+						return events.TaskEvent{}, errNoChange
+					}
 					stale = t
 					return events.TaskEvent{Op: events.TaskDeleted, Task: t, Source: SourceFile}, nil
 				}
@@ -147,7 +153,7 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 			if prev.Path == "" {
 				prev.Path = ch.task.Path
 			}
-			if card.SameTask(prev, ch.task) {
+			if card.SameTask(prev, ch.task) || ownState() {
 				return events.TaskEvent{}, errNoChange
 			}
 			if ch.repeat && prev.Updated.After(ch.task.Updated) {
@@ -157,6 +163,10 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 				// to the card; the card's older state must not undo it.
 				return events.TaskEvent{}, errNoChange
 			}
+		}
+		if !ok && ownState() {
+			// Deleted from the log since: write-back removes the card.
+			return events.TaskEvent{}, errNoChange
 		}
 		op = events.TaskUpdated
 		if !ok {
@@ -172,6 +182,13 @@ func (s *Service) publishCard(ctx context.Context, repo, path string, ch *cardCh
 	}
 	s.logger.Info("task "+string(op), "repo", repo, "path", path, "id", ch.task.ID)
 	return nil
+}
+
+// taskLogIs reports whether the task log is the incarnation id now; false
+// when it cannot be read.
+func (s *Service) taskLogIs(ctx context.Context, id string) bool {
+	log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream)
+	return err == nil && log.ID() == id
 }
 
 // stillCurrent returns errNoChange when the card's record in cue_docs is

@@ -271,8 +271,9 @@ func TestRepeatedCardDoesNotUndoALaterChange(t *testing.T) {
 // the second. Written back after the first and read by ingest after the
 // second was appended, such a card set the task back when the indexer took
 // it for an edit (and the next card set it forward again). A card ingest
-// publishes as written back changes no task; the same card as an edit
-// does.
+// publishes as written back from the task log changes no task; the same
+// card as an edit does, and so does one written back from a log since
+// replaced (restored from a backup: the card may hold what it lost).
 func TestWrittenBackCardDoesNotSetItsTaskBack(t *testing.T) {
 	conn, s, ctx, handle := syncedIndexer(t)
 	const p = ".cuedeck/cards/abc123.md"
@@ -289,14 +290,30 @@ func TestWrittenBackCardDoesNotSetItsTaskBack(t *testing.T) {
 	// The card as write-back wrote it after the first change.
 	firstCard := strings.Replace(cardV1, "priority: high\n", "priority: high\nupdated: 2026-01-03T09:00:00Z\n", 1)
 	firstCard = strings.Replace(firstCard, "status: todo", "status: active", 1)
-	writtenBack := upsert(p, firstCard)
-	writtenBack.WrittenBack = true
-	handle(2, writtenBack)
+	log, err := bus.ReadStream(ctx, conn.JS, events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writtenBack := func(from string) events.FileUpserted {
+		ev := upsert(p, firstCard)
+		ev.WrittenBackFrom = from
+		return ev
+	}
+	handle(2, writtenBack(log.ID()))
 	if got, _ := s.Board().Task("r", "abc123"); got.Status != "done" || taskLogLen(t, conn) != logged {
 		t.Fatalf("after the written-back card: status %q, %d events (%d before); want done and no new event", got.Status, taskLogLen(t, conn), logged)
 	}
 	handle(3, upsert(p, firstCard))
 	if got, _ := s.Board().Task("r", "abc123"); got.Status != "active" {
 		t.Fatalf("the same card as an edit: status %q, want active", got.Status)
+	}
+	task, _ := s.Board().Task("r", "abc123")
+	task.Status = "done"
+	if _, err := s.Board().Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	handle(4, writtenBack("2001-01-01T00:00:00Z"))
+	if got, _ := s.Board().Task("r", "abc123"); got.Status != "active" {
+		t.Fatalf("a card written back from another task log: status %q, want active (the card's)", got.Status)
 	}
 }

@@ -147,7 +147,7 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 		rec.SHA256, rec.Size, rec.ModTime = ev.SHA256, ev.Size, ev.ModTime
 		if rec.Kind == events.DocCard {
 			if cardCh = s.parseCard(ctx, &rec, content); cardCh != nil {
-				cardCh.repeat, cardCh.writtenBack = ev.Repeat, ev.WrittenBack
+				cardCh.repeat, cardCh.writtenBackFrom = ev.Repeat, ev.WrittenBackFrom
 			}
 		}
 		if ev.UTF8Repaired && !slices.Contains(rec.Warnings, docparse.WarnInvalidUTF8) {

@@ -192,7 +192,7 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 		// The directories renamed into are synced once per batch, before
 		// the position moves past the events written: a batch of cards
 		// costs one directory sync, not one per card.
-		w := cardWrites{}
+		w := cardWrites{log: log.ID()}
 		for _, p := range batch {
 			if p.ev.Source == SourceFile {
 				continue
@@ -297,6 +297,8 @@ func cardPath(t events.Task) string {
 type cardWrites struct {
 	dirs  map[*repo]map[string]bool // directories renamed into, unsynced
 	decks map[*repo]*deckRoots
+	// log is the task log incarnation the cards are written from.
+	log string
 }
 
 // deckRoots are a repo's .cuedeck and staging directories opened once for
@@ -413,7 +415,7 @@ func (w *cardWrites) writeTaskIn(r *repo, ev events.TaskEvent, onlyNewer bool) e
 		if err := d.deck.Remove(inDeck); err != nil {
 			return err
 		}
-		r.s.noteWrittenBack(r.name, p, "")
+		r.s.noteWrittenBack(r.name, p, writtenCard{})
 		w.renamedInto(r, path.Dir(p))
 		return nil
 	}
@@ -483,7 +485,7 @@ func (w *cardWrites) replace(r *repo, d *deckRoots, p string, data []byte, mode 
 		_ = d.tmp.Remove(name)
 		return werr
 	}
-	r.s.noteWrittenBack(r.name, p, events.SHA256Hex(data))
+	r.s.noteWrittenBack(r.name, p, writtenCard{sha: events.SHA256Hex(data), log: w.log})
 	w.renamedInto(r, dir)
 	return nil
 }

@@ -553,7 +553,7 @@ func TestCardWriteBackMakesTheCardsDirectory(t *testing.T) {
 }
 
 // Ingest says which publishes of a card are the card as write-back left
-// it (FileUpserted.WrittenBack): the indexer changes no task for those
+// it, and from which task log (FileUpserted.WrittenBackFrom): the indexer changes no task for those
 // (indexer's TestWrittenBackCardDoesNotSetItsTaskBack). A card ingest found,
 // a hand edit, and an edit back to what write-back wrote go without it.
 func TestCardsWrittenBackArePublishedAsSuch(t *testing.T) {
@@ -580,8 +580,16 @@ func TestCardsWrittenBackArePublishedAsSuch(t *testing.T) {
 		t.Helper()
 		select {
 		case up := <-published:
-			if up.WrittenBack != writtenBack {
-				t.Fatalf("%s published with WrittenBack %v", what, up.WrittenBack)
+			if writtenBack {
+				log, err := bus.ReadStream(context.Background(), conn.JS, events.TasksStream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if up.WrittenBackFrom != log.ID() {
+					t.Fatalf("%s published as written back from %q, want the task log %q", what, up.WrittenBackFrom, log.ID())
+				}
+			} else if up.WrittenBackFrom != "" {
+				t.Fatalf("%s published as written back from %q", what, up.WrittenBackFrom)
 			}
 		case <-time.After(within):
 			t.Fatalf("%s not published", what)

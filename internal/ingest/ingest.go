@@ -75,34 +75,42 @@ type Service struct {
 	compareNow chan struct{}
 
 	writtenBackMu sync.Mutex
-	// writtenBack holds, per card (repo, path), the SHA-256 of what card
-	// write-back last wrote there, until ingest next publishes the path:
-	// a publish of that very content is the log's state coming round
-	// (events.FileUpserted.WrittenBack), not an edit.
-	writtenBack map[[2]string]string
+	// writtenBack holds, per card (repo, path), what card write-back last
+	// wrote there, until ingest next publishes the path: a publish of that
+	// very content is the log's state coming round
+	// (events.FileUpserted.WrittenBackFrom), not an edit.
+	writtenBack map[[2]string]writtenCard
 }
 
-// noteWrittenBack records that card write-back left content of SHA-256 sha
-// at path, or ("") removed the card.
-func (s *Service) noteWrittenBack(repo, path, sha string) {
+// writtenCard is a card as write-back wrote it: the SHA-256 of its content
+// and the task log incarnation it was written from.
+type writtenCard struct{ sha, log string }
+
+// noteWrittenBack records that card write-back left c at path, or (a zero
+// c) removed the card.
+func (s *Service) noteWrittenBack(repo, path string, c writtenCard) {
 	s.writtenBackMu.Lock()
 	defer s.writtenBackMu.Unlock()
-	if sha == "" {
+	if c.sha == "" {
 		delete(s.writtenBack, [2]string{repo, path})
 		return
 	}
 	if s.writtenBack == nil {
-		s.writtenBack = map[[2]string]string{}
+		s.writtenBack = map[[2]string]writtenCard{}
 	}
-	s.writtenBack[[2]string{repo, path}] = sha
+	s.writtenBack[[2]string{repo, path}] = c
 }
 
-// isWrittenBack reports whether content of SHA-256 sha at path is what
-// card write-back last wrote there.
-func (s *Service) isWrittenBack(repo, path, sha string) bool {
+// writtenBackFrom is the task log incarnation card write-back wrote the
+// content of SHA-256 sha at path from, or "" when write-back did not
+// leave that content there.
+func (s *Service) writtenBackFrom(repo, path, sha string) string {
 	s.writtenBackMu.Lock()
 	defer s.writtenBackMu.Unlock()
-	return sha != "" && s.writtenBack[[2]string{repo, path}] == sha
+	if c := s.writtenBack[[2]string{repo, path}]; sha != "" && c.sha == sha {
+		return c.log
+	}
+	return ""
 }
 
 // New validates cfg and returns a Service publishing through conn. A nil

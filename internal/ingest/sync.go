@@ -148,7 +148,9 @@ func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next 
 	ev := events.FileUpserted{Repo: r.name, Path: rel, SHA256: next.SHA256, Size: next.Size, ModTime: mod, First: !had, Repeat: repeat}
 	// A repeat is published because a comparison found its effect lost
 	// (a task log restored, say): the indexer must judge it as a card.
-	ev.WrittenBack = !repeat && r.s.isWrittenBack(r.name, rel, next.SHA256)
+	if !repeat {
+		ev.WrittenBackFrom = r.s.writtenBackFrom(r.name, rel, next.SHA256)
+	}
 	content := data
 	if !utf8.Valid(data) {
 		content = []byte(strings.ToValidUTF8(string(data), "\uFFFD"))
@@ -173,7 +175,7 @@ func (r *repo) publishUpsert(ctx context.Context, rel string, data []byte, next 
 	}
 	// Whatever was published, the path's next content is judged afresh:
 	// an edit put back to what write-back wrote is an edit.
-	r.s.noteWrittenBack(r.name, rel, "")
+	r.s.noteWrittenBack(r.name, rel, writtenCard{})
 	r.mu.Lock()
 	r.stats.Upserted++
 	r.stats.Published++
@@ -214,7 +216,7 @@ func (r *repo) publishDelete(ctx context.Context, rel string, prev fileState) er
 	if again {
 		r.s.publishedAgain(ack.Sequence)
 	}
-	r.s.noteWrittenBack(r.name, rel, "")
+	r.s.noteWrittenBack(r.name, rel, writtenCard{})
 	r.mu.Lock()
 	r.stats.Deleted++
 	r.stats.Published++

@@ -44,12 +44,14 @@ type FileUpserted struct {
 	// backup). A card repeated changes a task only where the log lacks it
 	// or holds it as of a change no later than the card's updated time.
 	Repeat bool `json:"repeat,omitempty"`
-	// WrittenBack says the file is a task card as ingest's card write-back
-	// wrote it from the task log, unchanged since: it holds the log's own
-	// state of its task (or an older one, when the log moved on before the
-	// file was read), so the indexer indexes it and changes no task. A card
-	// edited, or published for any other reason, goes without it.
-	WrittenBack bool `json:"written_back,omitempty"`
+	// WrittenBackFrom says the file is a task card as ingest's card
+	// write-back wrote it, unchanged since, from the task log incarnation
+	// it names (bus.StreamState.ID): while that log is the task log, the
+	// card holds the log's own state of its task (or an older one, when
+	// the log moved on before the file was read), so the indexer indexes
+	// it and changes no task. A card edited, or published for any other
+	// reason, goes without it.
+	WrittenBackFrom string `json:"written_back_from,omitempty"`
 }
 
 // FileDeleted says a file is gone (deleted, or renamed away from Path).
