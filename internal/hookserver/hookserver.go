@@ -75,6 +75,7 @@ type Server struct {
 	malformed atomic.Uint64
 	dropped   atomic.Uint64
 	refreshes atomic.Uint64
+	cards     scenes.CardHeads
 }
 
 // New returns a Server for o.
@@ -333,7 +334,7 @@ func (s *Server) Render() hook.CacheFile {
 				}
 			}
 		}
-		if cards, err := scenes.Cards(s.o.Files); err == nil {
+		if cards, err := s.cards.Cards(s.o.Files); err == nil {
 			if card, err := scenes.Root(cards, ""); err == nil {
 				title := card.Title
 				if title == "" {
