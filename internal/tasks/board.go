@@ -1209,11 +1209,11 @@ const minAtomicRound = 16
 // roundCosts chooses how the rounds that may go either way are published,
 // by what an event cost lately as part of each. What is cheaper depends on
 // the disk more than on the round: the staging store is files created per
-// batch, a chain is a sync per event. Files cost 15 µs to create on one
-// day of the development machine and 330 µs on another, and with 64
-// agents writing, rounds of 16 or more made 2,885-3,579 writes/s as
-// batches against 2,326-2,518 as chains one day (2026-11-27) and
-// 2,130-2,310 against 3,092-3,120 another (2026-12-06). A sync that
+// batch, a chain is a sync per event. Files cost 15 µs to create in one
+// run of a microbenchmark on the development machine and 330 µs in the
+// next; with 64 agents writing, rounds of 16 or more made 2,885-3,579
+// writes/s as batches against 2,326-2,518 as chains one day (2026-11-27)
+// and 2,130-2,310 against 3,092-3,120 another (2026-12-06). A sync that
 // flushes the drive's cache (macOS) makes chains the dearer.
 type roundCosts struct {
 	mu sync.Mutex
