@@ -16,6 +16,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/pkg/core/markdown"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -203,11 +204,20 @@ func paths(hits []tools.ContextHit) []string {
 	return out
 }
 
+// testLogger writes to stderr with -v; otherwise it keeps what is logged
+// at info and above and prints it when the test fails, so a failure seen
+// once on CI says what the edge did.
 func testLogger(t testing.TB) *slog.Logger {
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
 	}
-	return slog.New(slog.DiscardHandler)
+	var logs logtest.Buffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logged:\n%s", logs.String())
+		}
+	})
+	return slog.New(slog.NewTextHandler(&logs, nil))
 }
 
 var testTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

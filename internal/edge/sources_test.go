@@ -242,8 +242,14 @@ func TestBucketReplacedIsFoundWhenTheServerSaysSo(t *testing.T) {
 	r.wait(h.putAll(fixtureDocs()))
 	recreateDocs(t, conn)
 	rev := h.put(mdRecord("app", "docs/new.md", "# New\n\nThe only document now.\n", nil))
+	var st Status
+	defer func() {
+		if t.Failed() {
+			t.Logf("the edge's state: %+v; the new document is revision %d", st, rev)
+		}
+	}()
 	bustest.Eventually(t, 30*time.Second, "the edge holds the new cue_docs' one document", func() bool {
-		st := r.m.Status()
+		st = r.m.Status()
 		return st.Docs == 1 && st.Revision == rev
 	})
 }

@@ -274,7 +274,7 @@ func (b *Board) readLogEnd(ctx context.Context) error {
 	b.chainable = info.Config.Replicas == 1
 	b.batchable = b.chainable && info.Config.AllowAtomicPublish
 	if b.logID == "" {
-		b.logID = bus.StateOf(info).ID()
+		b.learnLogLocked(bus.StateOf(info).ID())
 	}
 	b.markReadyLocked()
 	return nil
@@ -308,7 +308,7 @@ func (b *Board) checkLog(ctx context.Context) error {
 		b.chainable = info.Config.Replicas == 1
 		b.batchable = b.chainable && info.Config.AllowAtomicPublish
 		if b.logID == "" {
-			b.logID = now.ID()
+			b.learnLogLocked(now.ID())
 		}
 		why := now.Diverged(b.logID, b.applied)
 		if why != "" {
@@ -637,12 +637,34 @@ func untilAnswered[T any](ctx context.Context, every time.Duration, ask func(con
 
 // waitLog blocks until the board holds the log incarnation id.
 func (b *Board) waitLog(ctx context.Context, id string) error {
+	return b.waitLogWhere(ctx, func(have string) bool { return have == id }, "to replay the new task log")
+}
+
+// learnLogLocked records id, the incarnation of the log Run found at its
+// first look, and wakes the writes waiting for it (waitLogKnown).
+func (b *Board) learnLogLocked(id string) {
+	b.logID = id
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// waitLogKnown blocks until Run has read which incarnation of the log the
+// board follows. A write made before that would be applied to the board
+// with no incarnation to tie it to: were the log created again before
+// Run's first look, the board would take the new log for the one it
+// wrote to, and pass over the new log's events up to the sequence its own
+// writes reached.
+func (b *Board) waitLogKnown(ctx context.Context) error {
+	return b.waitLogWhere(ctx, func(have string) bool { return have != "" }, "to read the task log")
+}
+
+func (b *Board) waitLogWhere(ctx context.Context, holds func(logID string) bool, what string) error {
 	for {
 		b.mu.RLock()
 		have, ch, done := b.logID, b.changed, b.done
 		b.mu.RUnlock()
 		switch {
-		case have == id:
+		case holds(have):
 			return nil
 		case done:
 			return ErrClosed
@@ -650,7 +672,7 @@ func (b *Board) waitLog(ctx context.Context, id string) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("tasks: waiting for the board to replay the new task log: %w", ctx.Err())
+			return fmt.Errorf("tasks: waiting for the board %s: %w", what, ctx.Err())
 		}
 	}
 }
@@ -789,6 +811,9 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultMutateTimeout)
 		defer cancel()
+	}
+	if err := b.waitLogKnown(ctx); err != nil {
+		return 0, nil, err
 	}
 	req := &writeReq{ctx: ctx, requestID: requestID, build: build, done: make(chan writeResult, 1)}
 	v, _ := b.writers.LoadOrStore(repo, &repoWriter{})

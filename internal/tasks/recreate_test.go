@@ -2,20 +2,24 @@ package tasks_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/cuedeck/cuedeck/internal/logtest"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/internal/tasks"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
@@ -26,7 +30,8 @@ import (
 // the new log to pass the old one's sequence.
 func TestBoardFollowsARecreatedLog(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
-	b := tasks.NewBoard(conn.JS, nil)
+	var logs logtest.Buffer
+	b := tasks.NewBoard(conn.JS, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	b.LogCheck = 20 * time.Millisecond
 	bustest.Run(t, "board", b.Run)
 	ctx := ctxT(t)
@@ -36,11 +41,55 @@ func TestBoardFollowsARecreatedLog(t *testing.T) {
 		}
 	}
 	recreateLogWithOneTask(t, conn)
+	var held []string
+	defer func() {
+		if t.Failed() {
+			t.Logf("the board held %v, applied %d; it logged:\n%s", held, b.Applied(), logs.String())
+		}
+	}()
 	bustest.Eventually(t, 20*time.Second, "the board holding the new log's one task", func() bool {
 		got := b.Tasks("app")
+		held = slices.Sorted(maps.Keys(got))
 		_, ok := got["dddddd"]
 		return ok && len(got) == 1
 	})
+}
+
+// Writes asked of a board before Run has looked at the log wait for that
+// look. Applied at once, they had no log incarnation to belong to: with
+// the log created again before Run's first look (CI met it under load),
+// the board took the new log for the one its writes went to and passed
+// over the new log's events up to the sequence they had reached.
+func TestWritesWaitForTheBoardToKnowItsLog(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := tasks.NewBoard(conn.JS, nil)
+	b.LogCheck = time.Hour // only Run's first look can tell the logs apart
+	early, cancel := context.WithTimeout(ctxT(t), 300*time.Millisecond)
+	defer cancel()
+	for _, id := range []string{"aaaaaa", "bbbbbb", "cccccc"} {
+		_, err := b.Append(early, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task(id), Source: "mcp"}, nil)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a write before Run looked at the log: %v; want it held until then", err)
+		}
+	}
+	recreateLogWithOneTask(t, conn)
+
+	// A write asked now is made once Run has looked.
+	written := make(chan error, 1)
+	go func() {
+		_, err := b.Append(ctxT(t), events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("eeeeee"), Source: "mcp"}, nil)
+		written <- err
+	}()
+	bustest.Run(t, "board", b.Run)
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Sync(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(b.Tasks("app"))); !slices.Equal(got, []string{"dddddd", "eeeeee"}) {
+		t.Fatalf("the board holds %v; the log holds dddddd and eeeeee", got)
+	}
 }
 
 // The log's block was cut short on disk: the server keeps the stream's
