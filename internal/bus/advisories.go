@@ -1,8 +1,10 @@
 package bus
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -45,3 +47,47 @@ func OnStreamReplaced(nc *nats.Conn, fn func(stream string), streams ...string) 
 	}
 	return stop, nil
 }
+
+// CheckEveryAndWhenAnnounced calls check every period, and at once each
+// time announced delivers (OnStreamReplaced's word), until ctx ends or
+// check returns stop. An announced check that found its stream
+// unreadable is made again after AnnouncedRetryFirst, then twice as long
+// each time up to AnnouncedRetryLast: the server announces a stream
+// created before it answers for it (nats-server v2.15.2 told the check
+// right after the announcement "stream not found"), and that one check
+// passing left the reader on the old stream until its next periodic one.
+func CheckEveryAndWhenAnnounced(ctx context.Context, period time.Duration, announced <-chan struct{}, check func() (stop, unreadable bool)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	var again <-chan time.Time
+	var retryIn time.Duration // 0: no announced check awaits its stream
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-announced:
+			retryIn = AnnouncedRetryFirst
+		case <-again:
+		}
+		again = nil
+		stop, unreadable := check()
+		if stop {
+			return
+		}
+		if !unreadable || retryIn == 0 || retryIn > AnnouncedRetryLast {
+			retryIn = 0
+			continue
+		}
+		again = time.After(retryIn)
+		retryIn *= 2
+	}
+}
+
+// AnnouncedRetryFirst and AnnouncedRetryLast bound the checks made again
+// after an announced one could not read its stream
+// (CheckEveryAndWhenAnnounced): about 3 s in all.
+const (
+	AnnouncedRetryFirst = 50 * time.Millisecond
+	AnnouncedRetryLast  = 1600 * time.Millisecond
+)

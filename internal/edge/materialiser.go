@@ -718,7 +718,7 @@ func (m *Materialiser) follow(ctx context.Context, f feed) error {
 		if !first {
 			// A watch re-created after an outage may find another
 			// incarnation of the bucket behind it.
-			if r := m.checkSource(ctx, f); r != nil {
+			if r, _ := m.checkSource(ctx, f); r != nil {
 				if err := m.startOver(f, r); err != nil {
 					return err
 				}

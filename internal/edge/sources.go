@@ -137,12 +137,12 @@ type bucketStatus interface {
 
 // checkSource compares f's bucket with the incarnation the materialiser
 // follows and the revision it reached, and returns what it found when
-// they diverge, nil otherwise. A bucket that cannot be read now passes:
-// the watch that follows reports the outage.
-func (m *Materialiser) checkSource(ctx context.Context, f feed) *replaced {
+// they diverge, nil otherwise. A bucket that cannot be read now passes
+// (the watch that follows reports the outage); unreadable says so.
+func (m *Materialiser) checkSource(ctx context.Context, f feed) (r *replaced, unreadable bool) {
 	b, ok := f.source.(bucketStatus)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	// In a cluster one answer can be stale (a stream's state read from a
 	// replica that stepped down, while the watch already delivered later
@@ -150,29 +150,29 @@ func (m *Materialiser) checkSource(ctx context.Context, f feed) *replaced {
 	var id string
 	why := bus.ConfirmDiverged(ctx, func() string {
 		var why string
-		why, id = m.divergence(ctx, f, b)
+		why, id, unreadable = m.divergence(ctx, f, b)
 		return why
 	})
 	if why == "" {
-		return nil
+		return nil, unreadable
 	}
-	return &replaced{bucket: f.bucket, why: why, id: id}
+	return &replaced{bucket: f.bucket, why: why, id: id}, false
 }
 
 // divergence is why f's bucket, as b reports it now, cannot be what the
-// materialiser follows, or "" when it can (or cannot be read now); id is
-// the incarnation b reports.
-func (m *Materialiser) divergence(ctx context.Context, f feed, b bucketStatus) (why, id string) {
+// materialiser follows, or "" when it can or cannot be read now
+// (unreadable); id is the incarnation b reports.
+func (m *Materialiser) divergence(ctx context.Context, f feed, b bucketStatus) (why, id string, unreadable bool) {
 	// The position first: read after the bucket's state, it may include
 	// entries applied since, past the end that state reports.
 	pos := f.rev()
 	st, err := b.Status(ctx)
 	if err != nil {
-		return "", ""
+		return "", "", true
 	}
 	bs, ok := st.(*jetstream.KeyValueBucketStatus)
 	if !ok || bs.StreamInfo() == nil {
-		return "", ""
+		return "", "", true
 	}
 	now := bus.StateOf(bs.StreamInfo())
 	m.srcMu.Lock()
@@ -181,7 +181,7 @@ func (m *Materialiser) divergence(ctx context.Context, f feed, b bucketStatus) (
 		m.srcIDs[f.bucket] = now.ID()
 	}
 	m.srcMu.Unlock()
-	return now.Diverged(held, pos), now.ID()
+	return now.Diverged(held, pos), now.ID(), false
 }
 
 // Recheck has the materialiser compare its buckets with the incarnations
@@ -196,28 +196,23 @@ func (m *Materialiser) Recheck() {
 }
 
 // checkSourcesEvery runs checkSource on every feed each SourceCheck and
-// whenever Recheck asks, until ctx ends, and hands each divergence to the
-// feed's follower (f.replaced), which discards what came from the bucket
-// and replays it.
+// whenever Recheck asks (bus.CheckEveryAndWhenAnnounced), until ctx
+// ends, and hands each divergence to the feed's follower (f.replaced),
+// which discards what came from the bucket and replays it.
 func (m *Materialiser) checkSourcesEvery(ctx context.Context, feeds []feed) {
-	t := time.NewTicker(m.cfg.SourceCheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-m.recheck:
-		}
+	bus.CheckEveryAndWhenAnnounced(ctx, m.cfg.SourceCheck, m.recheck, func() (stop, anyUnreadable bool) {
 		for _, f := range feeds {
-			if r := m.checkSource(ctx, f); r != nil {
+			r, unreadable := m.checkSource(ctx, f)
+			anyUnreadable = anyUnreadable || unreadable
+			if r != nil {
 				select {
 				case f.replaced <- r:
 				default: // one is already waiting
 				}
 			}
 		}
-	}
+		return false, anyUnreadable
+	})
 }
 
 // bucketAgreementWait bounds disagreement's read of the bucket's

@@ -219,9 +219,55 @@ func TestSourceCheckIgnoresEntriesAppliedMeanwhile(t *testing.T) {
 	m := &Materialiser{logger: testLogger(t), srcIDs: map[string]string{}}
 	f := feed{bucket: events.DocsBucket, rev: applied.Load, source: racingBucket{KeyValue: h.kv, h: h, applied: &applied}}
 	for range 3 {
-		if r := m.checkSource(context.Background(), f); r != nil {
+		if r, _ := m.checkSource(context.Background(), f); r != nil {
 			t.Fatalf("a bucket that only moved on: %v", r)
 		}
+	}
+}
+
+// lateBucket is cue_docs as a server that announced it created answers
+// for it: not found, the first few times.
+type lateBucket struct {
+	jetstream.KeyValue
+	notYet *atomic.Int32
+}
+
+func (b lateBucket) Status(ctx context.Context) (jetstream.KeyValueStatus, error) {
+	if b.notYet.Add(-1) >= 0 {
+		return nil, jetstream.ErrStreamNotFound
+	}
+	return b.KeyValue.Status(ctx)
+}
+
+// A check the server's announcement asked for, that found the bucket not
+// there yet, is made again shortly: the server announces a stream created
+// before it answers for it, and that one check passing left the edge on
+// the old bucket's documents until its next periodic check.
+func TestAnnouncedCheckLooksAgainForABucketNotThereYet(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	h := harnessOn(t, conn)
+	h.putAll(fixtureDocs())
+	st, err := bus.ReadStream(context.Background(), conn.JS, "KV_"+events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recreateDocs(t, conn)
+	var notYet atomic.Int32
+	notYet.Store(3)
+	m := &Materialiser{logger: testLogger(t), srcIDs: map[string]string{events.DocsBucket: st.ID()}, recheck: make(chan struct{}, 1)}
+	m.cfg.SourceCheck = time.Hour // only the announcement can bring the check on
+	f := feed{bucket: events.DocsBucket, rev: func() uint64 { return 3 }, source: lateBucket{KeyValue: h.kv, notYet: &notYet}, replaced: make(chan *replaced, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.checkSourcesEvery(ctx, []feed{f})
+	m.Recheck()
+	select {
+	case r := <-f.replaced:
+		if r.bucket != events.DocsBucket {
+			t.Fatalf("found %s replaced", r.bucket)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the recreated bucket was not found replaced (%d status reads still refused)", max(notYet.Load(), 0))
 	}
 }
 

@@ -241,31 +241,24 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 func (s *Service) watchTaskLog(ctx context.Context, id string, reached *atomic.Uint64, stop func()) (replaced *atomic.Bool, end func()) {
 	replaced = new(atomic.Bool)
 	ctx, end = context.WithCancel(ctx)
-	go func() {
-		t := time.NewTicker(s.taskLogCheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case <-s.taskLogRecheck:
+	go bus.CheckEveryAndWhenAnnounced(ctx, s.taskLogCheck, s.taskLogRecheck, func() (done, unreadable bool) {
+		why := bus.ConfirmDiverged(ctx, func() string {
+			pos := reached.Load() // before the log's state, which only grows
+			log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream)
+			if err != nil {
+				unreadable = true // an outage the consumer reports
+				return ""
 			}
-			why := bus.ConfirmDiverged(ctx, func() string {
-				pos := reached.Load() // before the log's state, which only grows
-				log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream)
-				if err != nil {
-					return "" // an outage the consumer reports
-				}
-				return log.Diverged(id, pos)
-			})
-			if why != "" && ctx.Err() == nil {
-				replaced.Store(true)
-				stop()
-				return
-			}
+			unreadable = false
+			return log.Diverged(id, pos)
+		})
+		if why == "" || ctx.Err() != nil {
+			return false, unreadable
 		}
-	}()
+		replaced.Store(true)
+		stop()
+		return true, false
+	})
 	return replaced, end
 }
 

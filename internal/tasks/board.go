@@ -410,26 +410,18 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 	replaced := make(chan struct{})
 	watchCtx, endWatch := context.WithCancel(ctx)
 	defer endWatch()
-	go func() {
-		t := time.NewTicker(b.LogCheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-watchCtx.Done():
-				return
-			case <-t.C:
-			case <-b.recheck:
-			}
-			if b.logReplaced(watchCtx) {
-				b.mu.Lock()
-				b.unreadyLocked()
-				b.mu.Unlock()
-				close(replaced)
-				it.Stop()
-				return
-			}
+	go bus.CheckEveryAndWhenAnnounced(watchCtx, b.LogCheck, b.recheck, func() (stop, unreadable bool) {
+		isReplaced, unreadable := b.logReplaced(watchCtx)
+		if !isReplaced {
+			return false, unreadable
 		}
-	}()
+		b.mu.Lock()
+		b.unreadyLocked()
+		b.mu.Unlock()
+		close(replaced)
+		it.Stop()
+		return true, false
+	})
 	for {
 		msg, err := it.Next()
 		if err != nil {
@@ -445,17 +437,18 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 }
 
 // logReplaced reports whether the log is now another incarnation than the
-// board's, or ends before what it applied.
-func (b *Board) logReplaced(ctx context.Context) bool {
+// board's, or ends before what it applied; unreadable, that it could not
+// be read.
+func (b *Board) logReplaced(ctx context.Context) (replaced, unreadable bool) {
 	applied := b.Applied() // before the log's state, as in Sync
 	s, err := b.logStream(ctx)
 	if err != nil {
-		return false
+		return false, true
 	}
 	info := s.CachedInfo()
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return bus.StateOf(info).Diverged(b.logID, applied) != ""
+	return bus.StateOf(info).Diverged(b.logID, applied) != "", false
 }
 
 func (b *Board) apply(msg jetstream.Msg) {

@@ -344,6 +344,44 @@ func TestWriteWhoseAnswerWasLost(t *testing.T) {
 	}
 }
 
+// lateLogStream answers "stream not found" for the task log's state, as
+// many times as notYet says: a server that announced the log created
+// answers for it only a moment later.
+type lateLogStream struct {
+	jetstream.JetStream
+	notYet atomic.Int32
+}
+
+func (s *lateLogStream) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	if name == events.TasksStream && s.notYet.Add(-1) >= 0 {
+		return nil, jetstream.ErrStreamNotFound
+	}
+	return s.JetStream.Stream(ctx, name)
+}
+
+// An announced check that could not read the log yet is made again
+// shortly, rather than leave the board on the old log's tasks until its
+// next periodic check.
+func TestAnnouncedCheckLooksAgainForALogNotThereYet(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	js := &lateLogStream{JetStream: conn.JS}
+	b := tasks.NewBoard(js, nil)
+	b.LogCheck = time.Hour // only the announcement can bring the check on
+	bustest.Run(t, "board", b.Run)
+	ctx := ctxT(t)
+	if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("aaaaaa"), Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	recreateLogWithOneTask(t, conn)
+	js.notYet.Store(3)
+	b.Recheck()
+	bustest.Eventually(t, 20*time.Second, "the board holding the new log's one task", func() bool {
+		got := b.Tasks("app")
+		_, ok := got["dddddd"]
+		return ok && len(got) == 1
+	})
+}
+
 // The server announces the log deleted and created again: a board told so
 // (bus.OnStreamReplaced) finds it at once, not at its next periodic check,
 // and between the two logs it is unready rather than ready with neither
