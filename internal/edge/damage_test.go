@@ -1,7 +1,9 @@
 package edge
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/internal/logtest"
+	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
 // A damaged store is never served and never crashes the edge: a garbled
@@ -85,5 +88,78 @@ func TestDamagedStoreIsMovedAsideAndRebuilt(t *testing.T) {
 				t.Fatalf("search after the rebuild: %v", got)
 			}
 		})
+	}
+}
+
+// A value garbled on disk under a running edge is found when read (the
+// store checks what it reads against its checksums): read_doc answers
+// the document from cue_docs, its source, rather than refuse it until a
+// restart rebuilds the store, and the log says so once.
+func TestDamageFoundWhileRunningIsAnsweredFromTheSource(t *testing.T) {
+	h := newHarness(t)
+	dir := filepath.Join(t.TempDir(), "edge")
+	log := &logtest.Buffer{}
+	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Logger: slog.New(slog.NewTextHandler(log, nil)), MaxContentInMemory: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &running{t: t, m: m, e: New(m, testLogger(t))}
+	r.run()
+	defer r.stop()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var docs []events.DocRecord
+	for i := range 3 {
+		var body strings.Builder
+		fmt.Fprintf(&body, "# Large %d\n\n", i)
+		for body.Len() < 200<<10 {
+			fmt.Fprintf(&body, "w%x ", rng.Uint64())
+		}
+		docs = append(docs, mdRecord("app", fmt.Sprintf("docs/large%d.md", i), body.String()+"\n", nil))
+	}
+	r.wait(h.putAll(docs))
+	if err := m.store.db.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	garbled := 0
+	for _, p := range vlogs {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		if fi.Size() > 64<<10 {
+			junk := make([]byte, 64<<10)
+			for i := range junk {
+				junk[i] = byte(rng.Uint32())
+			}
+			// Inside the values, past the file's header.
+			if _, err := f.WriteAt(junk, 32<<10); err != nil {
+				t.Fatal(err)
+			}
+			garbled++
+		}
+		f.Close()
+	}
+	if garbled == 0 {
+		t.Fatalf("no value log holds the documents: %v", vlogs)
+	}
+	damagedReads := 0
+	for _, d := range docs {
+		if _, _, _, err := m.store.Content(events.DocKey(d.Repo, d.Path)); errors.Is(err, localdb.ErrDamaged) {
+			damagedReads++
+		}
+		if res := r.read(map[string]any{"path": d.Path}); res.Content != strings.TrimSpace(d.Content) {
+			t.Fatalf("%s read while the store is damaged: %d bytes, want its %d", d.Path, len(res.Content), len(strings.TrimSpace(d.Content)))
+		}
+	}
+	if !m.Status().StoreDamaged {
+		t.Error("the status does not say the store is damaged")
+	}
+	if damagedReads == 0 {
+		t.Fatal("the garbled value log was read back as sound: nothing was damaged")
+	}
+	if n := strings.Count(log.String(), "answering the documents it cannot read from cue_docs"); n != 1 {
+		t.Fatalf("the damage was logged %d times, want once:\n%s", n, log.String())
 	}
 }

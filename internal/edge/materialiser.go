@@ -175,6 +175,10 @@ type Status struct {
 	MemoryVectors       int
 	MemoryRevision      uint64
 	MemoriesUndecodable uint64
+	// StoreDamaged is true once a read found the store damaged while the
+	// edge ran: what it cannot read is answered from cue_docs until a
+	// restart moves the store aside and rebuilds it.
+	StoreDamaged bool
 }
 
 // FeedStatus is the progress of one bucket the materialiser follows, for
@@ -303,6 +307,9 @@ type Materialiser struct {
 	// start (OnStartOver).
 	startOverHooks []func(bucket string)
 
+	// storeDamaged is set once a read found the store damaged
+	// (contentFromSource).
+	storeDamaged atomic.Bool
 	// srcIDs, under srcMu, are the incarnations of the buckets the
 	// materialiser follows, as Open found them or the first check read
 	// them (sources.go).
@@ -1191,7 +1198,7 @@ func (m *Materialiser) Status() Status {
 	memories, memVectors, memBad := m.memoryCounts()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	st := Status{Memories: memories, MemoryVectors: memVectors, MemoryRevision: m.mrev, MemoriesUndecodable: memBad, Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable, Model: m.model, VectorRevision: m.vrev}
+	st := Status{Memories: memories, MemoryVectors: memVectors, MemoryRevision: m.mrev, MemoriesUndecodable: memBad, Ready: ready, Docs: len(m.docs), Skipped: m.skipped, Revision: m.rev, Applied: m.applied, Undecodable: m.undecodable, Model: m.model, VectorRevision: m.vrev, StoreDamaged: m.storeDamaged.Load()}
 	if m.vindex != nil {
 		st.VectorDocs = m.vindex.Len()
 		st.VectorBytes = m.vindex.Bytes()
@@ -1354,6 +1361,9 @@ func (m *Materialiser) content(d *doc) (content string, cached bool, err error) 
 		return "", false, ErrStopped
 	}
 	content, rev, ok, err := m.store.Content(d.key)
+	if errors.Is(err, localdb.ErrDamaged) {
+		return m.contentFromSource(d, err)
+	}
 	if err != nil {
 		return "", false, err
 	}
@@ -1362,6 +1372,49 @@ func (m *Materialiser) content(d *doc) (content string, cached bool, err error) 
 		return "", false, errChangedUnderfoot
 	}
 	return content, false, nil
+}
+
+// DocGetter is the part of the cue_docs bucket that answers for one key; a
+// jetstream.KeyValue is one.
+type DocGetter interface {
+	Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error)
+}
+
+// sourceReadWait bounds a read of a document from cue_docs in place of a
+// damaged store.
+const sourceReadWait = 5 * time.Second
+
+// contentFromSource answers d's content from cue_docs, the store's source,
+// when the store failed its checksum reading it (damaged, the error):
+// the document is served as its source has it rather than refused until
+// the edge restarts, which is when the store is moved aside and rebuilt.
+// Without a bucket that can answer, or one at another revision, the
+// damage is the answer.
+func (m *Materialiser) contentFromSource(d *doc, damage error) (string, bool, error) {
+	if m.storeDamaged.CompareAndSwap(false, true) {
+		m.logger.Error("the edge's store is damaged; answering the documents it cannot read from cue_docs until a restart rebuilds it (cue down && cue up)", "key", d.key, "err", damage)
+	}
+	kv, ok := m.cfg.Docs.(DocGetter)
+	if !ok {
+		return "", false, damage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sourceReadWait)
+	defer cancel()
+	e, err := kv.Get(ctx, d.key)
+	if err != nil {
+		return "", false, fmt.Errorf("%w; reading it from %s instead: %v", damage, events.DocsBucket, err)
+	}
+	if e.Revision() != d.rev {
+		return "", false, errChangedUnderfoot
+	}
+	c, bad, err := m.change(ctx, e)
+	switch {
+	case err != nil:
+		return "", false, fmt.Errorf("%w; reading it from %s instead: %v", damage, events.DocsBucket, err)
+	case bad || c.Doc == nil || c.Doc.Record.Skip != nil:
+		return "", false, damage
+	}
+	return c.Doc.Record.Content, false, nil
 }
 
 var errChangedUnderfoot = errors.New("edge: document changed while being read; retry")

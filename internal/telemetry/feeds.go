@@ -125,13 +125,14 @@ var (
 	memoriesDesc   = prometheus.NewDesc("cue_edge_memories", "Memories the edge has materialised.", nil, nil)
 	vectorDocsDesc = prometheus.NewDesc("cue_edge_vector_docs", "Documents whose current content has vectors of the edge's model.", nil, nil)
 	undecodDesc    = prometheus.NewDesc("cue_edge_undecodable_total", "Entries dropped since start because they did not decode, by feed.", []string{"feed"}, nil)
+	damagedDesc    = prometheus.NewDesc("cue_edge_store_damaged", "1 once a read found the edge's store damaged while it ran (its reads are answered from cue_docs; restart to rebuild it).", nil, nil)
 )
 
 // edgeCollector reads a Materialiser's Status at scrape time.
 type edgeCollector struct{ mat *edge.Materialiser }
 
 func (c *edgeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{docsDesc, skippedDesc, memoriesDesc, vectorDocsDesc, undecodDesc} {
+	for _, d := range []*prometheus.Desc{docsDesc, skippedDesc, memoriesDesc, vectorDocsDesc, undecodDesc, damagedDesc} {
 		ch <- d
 	}
 }
@@ -144,4 +145,9 @@ func (c *edgeCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(vectorDocsDesc, prometheus.GaugeValue, float64(st.VectorDocs))
 	ch <- prometheus.MustNewConstMetric(undecodDesc, prometheus.CounterValue, float64(st.Undecodable), events.DocsBucket)
 	ch <- prometheus.MustNewConstMetric(undecodDesc, prometheus.CounterValue, float64(st.MemoriesUndecodable), events.MemoriesBucket)
+	damaged := 0.0
+	if st.StoreDamaged {
+		damaged = 1
+	}
+	ch <- prometheus.MustNewConstMetric(damagedDesc, prometheus.GaugeValue, damaged)
 }
