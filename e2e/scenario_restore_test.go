@@ -15,15 +15,16 @@ import (
 //
 // Each edge must stop serving the lost bucket (its store is ahead of the
 // new incarnation) and, restarted by Docker as compose restarts it, rebuild
-// from the new one; ingest's periodic comparison publishes again what the
-// bucket lost; in the end the recreated bucket holds every file's current
+// from the new one; ingest, told by the server that the bucket was
+// created again, compares the files with it once it settles and publishes
+// again what it lost (its periodic comparison, every 10 minutes, is too
+// late for this test); in the end the recreated bucket holds every file's current
 // version once, and both edges serve exactly that.
 func TestClusterDocsBucketRecreated(t *testing.T) {
 	files := Corpus(11, "b1", scenarioRepos, 300)
 	root := t.TempDir()
 	dirs := writeRepos(t, root, files)
-	s := StartScenario(t, 6*time.Minute, ClusterOptions{Indexers: 1, Edges: 2, Repos: dirs, EdgeRestart: true,
-		IngestArgs: []string{"--reconcile-every", "5s"}})
+	s := StartScenario(t, 6*time.Minute, ClusterOptions{Indexers: 1, Edges: 2, Repos: dirs, EdgeRestart: true})
 	ctx, c, nc, js := s.Ctx, s.C, s.NC, s.JS
 	for _, f := range files {
 		s.Acked.Ack(f.Version())

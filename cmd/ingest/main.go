@@ -96,8 +96,9 @@ func run() error {
 		return err
 	}
 	// The server's word that the task log was created, deleted or
-	// restored brings card write-back's comparison on at once.
-	stopRechecks, err := bus.OnStreamReplaced(conn.NC, svc.StreamReplaced, events.TasksStream)
+	// restored brings card write-back's comparison on at once; that
+	// cue_docs was, a comparison with it once it settles.
+	stopRechecks, err := bus.OnStreamReplaced(conn.NC, svc.StreamReplaced, events.TasksStream, "KV_"+events.DocsBucket)
 	if err != nil {
 		return err
 	}

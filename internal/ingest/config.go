@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -52,6 +53,10 @@ type Config struct {
 	// lost entries under a running ingest). Default 10 minutes; a
 	// comparison reads the bucket's headers only.
 	ReconcileEvery time.Duration
+	// DocsSettle is how ingest waits for a cue_docs the server announced
+	// replaced to settle before comparing with it (StreamReplaced); zero
+	// fields take the defaults (500 ms, 2 s, 1 min).
+	DocsSettle DocsSettle
 }
 
 // DefaultExclude are the patterns excluded when Config.Exclude is nil. ".git"
@@ -99,6 +104,9 @@ func (c *Config) setDefaults() {
 	if c.ReconcileEvery == 0 {
 		c.ReconcileEvery = 10 * time.Minute
 	}
+	c.DocsSettle.Poll = cmp.Or(c.DocsSettle.Poll, 500*time.Millisecond)
+	c.DocsSettle.Quiet = cmp.Or(c.DocsSettle.Quiet, 2*time.Second)
+	c.DocsSettle.Most = cmp.Or(c.DocsSettle.Most, time.Minute)
 }
 
 // Validate reports a configuration that cannot work, saying what to change.

@@ -73,6 +73,9 @@ type Service struct {
 	// (card write-back found the task log replaced: the cards are to be
 	// published into it).
 	compareNow chan struct{}
+	// docsReplaced says the server announced cue_docs created, deleted or
+	// restored (StreamReplaced): a comparison follows once it settles.
+	docsReplaced chan struct{}
 
 	writtenBackMu sync.Mutex
 	// writtenBack holds, per card (repo, path), what card write-back last
@@ -127,7 +130,7 @@ func New(conn *bus.Conn, cfg Config, logger *slog.Logger) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), compared: make(chan struct{}), republished: make(chan struct{}), taskLogRecheck: make(chan struct{}, 1), taskLogCheck: taskLogCheck, compareNow: make(chan struct{}, 1), seed: maphash.MakeSeed(), runID: uuid.NewString()}
+	s := &Service{conn: conn, cfg: cfg, logger: logger, scanDone: make(chan struct{}), compared: make(chan struct{}), republished: make(chan struct{}), taskLogRecheck: make(chan struct{}, 1), taskLogCheck: taskLogCheck, compareNow: make(chan struct{}, 1), docsReplaced: make(chan struct{}, 1), seed: maphash.MakeSeed(), runID: uuid.NewString()}
 	for _, rc := range cfg.Repos {
 		r, err := newRepo(s, rc)
 		if err != nil {
@@ -287,6 +290,7 @@ func (s *Service) Run(ctx context.Context) (err error) {
 	var writers sync.WaitGroup
 	writers.Go(func() { s.followTasks(ctx) })
 	writers.Go(func() { s.compareEvery(ctx) })
+	writers.Go(func() { s.compareWhenDocsSettle(ctx) })
 
 	var repos sync.WaitGroup
 	for _, r := range s.repos {
@@ -444,20 +448,77 @@ func (s *Service) StartReconcile() (r Reconciled, ok bool) {
 	return Reconciled{}, false
 }
 
-// StreamReplaced has ingest compare now, rather than at its next periodic
-// check, what depends on the task log, when the server announced stream
-// created, deleted or restored (bus.OnStreamReplaced): card write-back
-// the log it follows, and the comparison the cards with the log. Other
-// streams wait for the periodic comparison: one run at the moment
-// cue_docs was created again, while a restore was still writing into it,
-// had the indexer's writes of the files published again refused
-// ("too many concurrent writers") until it gave them up, on a three-node
-// cluster (e2e TestClusterDocsBucketRestoredFromBackup).
+// StreamReplaced has ingest compare, rather than at its next periodic
+// check, when the server announced stream created, deleted or restored
+// (bus.OnStreamReplaced). For the task log at once: card write-back
+// the log it follows, and the comparison the cards with the log. For
+// cue_docs once the bucket has settled (compareWhenDocsSettle): one
+// comparison run at the moment cue_docs was created again, while a
+// restore was still writing into it, had the indexer's writes of the
+// files published again refused ("too many concurrent writers") until it
+// gave them up, on a three-node cluster (e2e
+// TestClusterDocsBucketRestoredFromBackup).
 func (s *Service) StreamReplaced(stream string) {
-	if stream == events.TasksStream {
+	switch stream {
+	case events.TasksStream:
 		signal(s.taskLogRecheck)
 		signal(s.compareNow)
+	case "KV_" + events.DocsBucket:
+		signal(s.docsReplaced)
 	}
+}
+
+// DocsSettle is how a replaced cue_docs is judged settled: its stream
+// unchanged for Quiet, read every Poll; after Most a comparison runs
+// whether or not it settled (the indexer may never stop writing into a
+// busy bucket).
+type DocsSettle struct{ Poll, Quiet, Most time.Duration }
+
+// compareWhenDocsSettle asks for a comparison (compareNow) each time the
+// server announced cue_docs replaced, once the bucket's stream has stopped
+// changing: a team's ingest refills a bucket recreated empty, or
+// restored from an older backup, within seconds rather than at its next
+// periodic comparison, and never while a restore still writes into it.
+func (s *Service) compareWhenDocsSettle(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.docsReplaced:
+		}
+		settled := s.waitDocsSettled(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.logger.Info("ingest: cue_docs was created, deleted or restored; comparing the files with it", "settled", settled)
+		signal(s.compareNow)
+	}
+}
+
+// waitDocsSettled waits until cue_docs' stream has shown one state (its
+// incarnation and last sequence) for docsSettle.Quiet, or docsSettle.Most
+// has passed (settled is then false).
+func (s *Service) waitDocsSettled(ctx context.Context) (settled bool) {
+	deadline := time.Now().Add(s.cfg.DocsSettle.Most)
+	var last bus.StreamState
+	var since time.Time
+	for time.Now().Before(deadline) {
+		now, err := bus.ReadStream(ctx, s.conn.JS, "KV_"+events.DocsBucket)
+		switch {
+		case err != nil:
+			since = time.Time{} // not there (yet): nothing to compare with
+		case since.IsZero() || now.ID() != last.ID() || now.LastSeq != last.LastSeq:
+			last, since = now, time.Now()
+		case time.Since(since) >= s.cfg.DocsSettle.Quiet:
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(s.cfg.DocsSettle.Poll):
+		}
+	}
+	return false
 }
 
 // CompareNow has ingest compare the files with cue_docs now rather than

@@ -204,3 +204,41 @@ func TestIngestRepublishesWhatCueDocsLosesWhileRunning(t *testing.T) {
 		bustest.Eventually(t, within, fmt.Sprintf("b back in cue_docs after loss %d", loss), func() bool { return docState(conn, "r", "b.md") == want })
 	}
 }
+
+// cue_docs deleted and created again under a running ingest (a team's
+// cluster bucket recreated): on the server's word, ingest compares the
+// files with the new bucket once it has settled, and publishes every
+// file into it, rather than at its next periodic comparison.
+func TestIngestRefillsAReplacedCueDocsOnTheServersWord(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	runBG(t, "indexer", indexer.New(conn, indexer.Config{}, nil).Run)
+	dir := t.TempDir()
+	files := map[string]string{"a.md": "# A\n", "docs/b.md": "# B\n", "c.go": "package c\n"}
+	writeTree(t, dir, files)
+	cfg := config(t, ingest.RepoConfig{Name: "r", Root: dir})
+	cfg.ReconcileEvery = time.Hour // only the announcement can bring the comparison on
+	cfg.DocsSettle = ingest.DocsSettle{Poll: 20 * time.Millisecond, Quiet: 100 * time.Millisecond, Most: 10 * time.Second}
+	ing := start(t, conn, cfg)
+	stop, err := bus.OnStreamReplaced(conn.NC, ing.svc.StreamReplaced, "KV_"+events.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	all := func() bool {
+		for p, c := range files {
+			if docState(conn, "r", p) != events.SHA256Hex([]byte(c)) {
+				return false
+			}
+		}
+		return true
+	}
+	bustest.Eventually(t, within, "every file indexed", all)
+	ctx := context.Background()
+	if err := conn.JS.DeleteKeyValue(ctx, events.DocsBucket); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
+		t.Fatal(err)
+	}
+	bustest.Eventually(t, within, "every file in the recreated cue_docs", all)
+}
