@@ -32,16 +32,7 @@ func TestDamagedStoreIsMovedAsideAndRebuilt(t *testing.T) {
 				n := strconv.Itoa(i)
 				docs = append(docs, mdRecord("app", "docs/many/note"+n+".md", "# Note "+n+"\n\nBody of note "+n+" about zanzibar.\n", nil))
 			}
-			// Documents too large for the tables live in the value log.
-			rng := rand.New(rand.NewPCG(1, 2))
-			for i := range 4 {
-				var body strings.Builder
-				fmt.Fprintf(&body, "# Large %d\n\n", i)
-				for body.Len() < 200<<10 {
-					fmt.Fprintf(&body, "w%x ", rng.Uint64())
-				}
-				docs = append(docs, mdRecord("app", fmt.Sprintf("docs/large%d.md", i), body.String()+"\n", nil))
-			}
+			docs = append(docs, largeDocs(rand.New(rand.NewPCG(1, 2)), 4)...)
 			r.wait(h.putAll(docs))
 			r.stop()
 			pattern := "*.sst"
@@ -107,15 +98,7 @@ func TestDamageFoundWhileRunningIsAnsweredFromTheSource(t *testing.T) {
 	r.run()
 	defer r.stop()
 	rng := rand.New(rand.NewPCG(3, 4))
-	var docs []events.DocRecord
-	for i := range 3 {
-		var body strings.Builder
-		fmt.Fprintf(&body, "# Large %d\n\n", i)
-		for body.Len() < 200<<10 {
-			fmt.Fprintf(&body, "w%x ", rng.Uint64())
-		}
-		docs = append(docs, mdRecord("app", fmt.Sprintf("docs/large%d.md", i), body.String()+"\n", nil))
-	}
+	docs := largeDocs(rng, 3)
 	r.wait(h.putAll(docs))
 	if err := m.store.db.Sync(); err != nil {
 		t.Fatal(err)
@@ -162,4 +145,19 @@ func TestDamageFoundWhileRunningIsAnsweredFromTheSource(t *testing.T) {
 	if n := strings.Count(log.String(), "answering the documents it cannot read from cue_docs"); n != 1 {
 		t.Fatalf("the damage was logged %d times, want once:\n%s", n, log.String())
 	}
+}
+
+// largeDocs are n documents of 200 KiB of words drawn from rng: too large
+// for the store's tables, they live in its value log.
+func largeDocs(rng *rand.Rand, n int) []events.DocRecord {
+	var docs []events.DocRecord
+	for i := range n {
+		var body strings.Builder
+		fmt.Fprintf(&body, "# Large %d\n\n", i)
+		for body.Len() < 200<<10 {
+			fmt.Fprintf(&body, "w%x ", rng.Uint64())
+		}
+		docs = append(docs, mdRecord("app", fmt.Sprintf("docs/large%d.md", i), body.String()+"\n", nil))
+	}
+	return docs
 }
