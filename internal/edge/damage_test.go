@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/localdb"
 	"github.com/cuedeck/cuedeck/internal/logtest"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -84,9 +86,10 @@ func TestDamagedStoreIsMovedAsideAndRebuilt(t *testing.T) {
 
 // A value garbled on disk under a running edge is found when read (the
 // store checks what it reads against its checksums): read_doc answers
-// the document from cue_docs, its source, rather than refuse it until a
-// restart rebuilds the store, and the log says so once.
-func TestDamageFoundWhileRunningIsAnsweredFromTheSource(t *testing.T) {
+// the document from cue_docs, its source, rather than refuse it, and the
+// edge empties its store and replays cue_docs into it while it runs, so
+// that every document reads back sound from the store again.
+func TestDamageFoundWhileRunningIsRebuiltFromTheSource(t *testing.T) {
 	h := newHarness(t)
 	dir := filepath.Join(t.TempDir(), "edge")
 	log := &logtest.Buffer{}
@@ -99,7 +102,8 @@ func TestDamageFoundWhileRunningIsAnsweredFromTheSource(t *testing.T) {
 	defer r.stop()
 	rng := rand.New(rand.NewPCG(3, 4))
 	docs := largeDocs(rng, 3)
-	r.wait(h.putAll(docs))
+	rev := h.putAll(docs)
+	r.wait(rev)
 	if err := m.store.db.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,23 +131,55 @@ func TestDamageFoundWhileRunningIsAnsweredFromTheSource(t *testing.T) {
 	if garbled == 0 {
 		t.Fatalf("no value log holds the documents: %v", vlogs)
 	}
-	damagedReads := 0
-	for _, d := range docs {
-		if _, _, _, err := m.store.Content(events.DocKey(d.Repo, d.Path)); errors.Is(err, localdb.ErrDamaged) {
-			damagedReads++
+	damaged := func() (n int) {
+		for _, d := range docs {
+			if _, _, _, err := m.store.Content(events.DocKey(d.Repo, d.Path)); errors.Is(err, localdb.ErrDamaged) {
+				n++
+			}
 		}
-		if res := r.read(map[string]any{"path": d.Path}); res.Content != strings.TrimSpace(d.Content) {
-			t.Fatalf("%s read while the store is damaged: %d bytes, want its %d", d.Path, len(res.Content), len(strings.TrimSpace(d.Content)))
-		}
+		return n
 	}
-	if !m.Status().StoreDamaged {
-		t.Error("the status does not say the store is damaged")
-	}
-	if damagedReads == 0 {
+	if damaged() == 0 {
 		t.Fatal("the garbled value log was read back as sound: nothing was damaged")
 	}
-	if n := strings.Count(log.String(), "answering the documents it cannot read from cue_docs"); n != 1 {
+	// The first read finds the damage and is answered from cue_docs.
+	if res := r.read(map[string]any{"path": docs[0].Path}); res.Content != strings.TrimSpace(docs[0].Content) {
+		t.Fatalf("%s read while the store is damaged: %d bytes, want its %d", docs[0].Path, len(res.Content), len(strings.TrimSpace(docs[0].Content)))
+	}
+	bustest.Eventually(t, 20*time.Second, "the store rebuilt from cue_docs", func() bool {
+		m.mu.RLock()
+		replays := m.startOvers
+		m.mu.RUnlock()
+		if st := m.Status(); replays == 0 || st.StoreDamaged || st.Docs != len(docs) || st.Revision != rev {
+			return false
+		}
+		for _, d := range docs {
+			content, _, ok, err := m.store.Content(events.DocKey(d.Repo, d.Path))
+			if err != nil || !ok || strings.TrimSpace(content) != strings.TrimSpace(d.Content) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, d := range docs {
+		if res := r.read(map[string]any{"path": d.Path}); res.Content != strings.TrimSpace(d.Content) {
+			t.Fatalf("%s after the rebuild: %d bytes, want its %d", d.Path, len(res.Content), len(strings.TrimSpace(d.Content)))
+		}
+	}
+	if n := strings.Count(log.String(), "emptying it and replaying cue_docs into it"); n != 1 {
 		t.Fatalf("the damage was logged %d times, want once:\n%s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "a bucket was replaced under the running edge") && !strings.Contains(log.String(), "store is damaged") {
+		t.Fatalf("no word of the replay in the log:\n%s", log.String())
+	}
+	// The damage is gone from the disk, not only from the reads.
+	r.stop()
+	again := h.open(dir)
+	if st := again.m.Status(); st.Docs != len(docs) {
+		t.Fatalf("the rebuilt store reopened holding %d documents, want %d", st.Docs, len(docs))
+	}
+	if aside := localdb.AsideOf(dir); len(aside) != 0 {
+		t.Fatalf("the rebuilt store was found damaged at its next start and moved aside: %v", aside)
 	}
 }
 

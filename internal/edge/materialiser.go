@@ -175,9 +175,9 @@ type Status struct {
 	MemoryVectors       int
 	MemoryRevision      uint64
 	MemoriesUndecodable uint64
-	// StoreDamaged is true once a read found the store damaged while the
-	// edge ran: what it cannot read is answered from cue_docs until a
-	// restart moves the store aside and rebuilds it.
+	// StoreDamaged is true from a read that found the store damaged
+	// while the edge ran until the store is emptied to be rebuilt from
+	// cue_docs; what it cannot read meanwhile is answered from cue_docs.
 	StoreDamaged bool
 }
 
@@ -308,8 +308,11 @@ type Materialiser struct {
 	startOverHooks []func(bucket string)
 
 	// storeDamaged is set once a read found the store damaged
-	// (contentFromSource).
+	// (contentFromSource); docsRebuild, under mu, is the cue_docs
+	// follower's channel that then has it rebuild the store while it
+	// runs (rebuildDamagedStore), nil when Run is not following.
 	storeDamaged atomic.Bool
+	docsRebuild  chan *replaced
 	// srcIDs, under srcMu, are the incarnations of the buckets the
 	// materialiser follows, as Open found them or the first check read
 	// them (sources.go).
@@ -693,6 +696,14 @@ func (m *Materialiser) followAll(ctx context.Context) error {
 		feeds[i].progress = m.progressOf(feeds[i].bucket)
 		feeds[i].replaced = make(chan *replaced, 1)
 	}
+	m.mu.Lock()
+	m.docsRebuild = feeds[0].replaced
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.docsRebuild = nil
+		m.mu.Unlock()
+	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -1362,13 +1373,22 @@ func (m *Materialiser) content(d *doc) (content string, cached bool, err error) 
 	}
 	content, rev, ok, err := m.store.Content(d.key)
 	if errors.Is(err, localdb.ErrDamaged) {
+		if m.storeDamaged.CompareAndSwap(false, true) {
+			m.logger.Error("the edge's store is damaged; emptying it and replaying cue_docs into it, answering from cue_docs meanwhile", "key", d.key, "err", err)
+			m.rebuildDamagedStore(err)
+		}
 		return m.contentFromSource(d, err)
 	}
 	if err != nil {
 		return "", false, err
 	}
-	if !ok || rev != d.rev {
-		// Replaced or removed since the caller looked it up.
+	if !ok {
+		// Removed since the caller looked it up, or the store is being
+		// rebuilt (rebuildDamagedStore) and has not had it again yet.
+		return m.contentFromSource(d, errChangedUnderfoot)
+	}
+	if rev != d.rev {
+		// Replaced since the caller looked it up.
 		return "", false, errChangedUnderfoot
 	}
 	return content, false, nil
@@ -1385,24 +1405,22 @@ type DocGetter interface {
 const sourceReadWait = 5 * time.Second
 
 // contentFromSource answers d's content from cue_docs, the store's source,
-// when the store failed its checksum reading it (damaged, the error):
-// the document is served as its source has it rather than refused until
-// the edge restarts, which is when the store is moved aside and rebuilt.
-// Without a bucket that can answer, or one at another revision, the
-// damage is the answer.
-func (m *Materialiser) contentFromSource(d *doc, damage error) (string, bool, error) {
-	if m.storeDamaged.CompareAndSwap(false, true) {
-		m.logger.Error("the edge's store is damaged; answering the documents it cannot read from cue_docs until a restart rebuilds it (cue down && cue up)", "key", d.key, "err", damage)
-	}
+// when the store cannot: it failed its checksum reading it (the store is
+// then emptied and rebuilt from cue_docs while the edge runs,
+// rebuildDamagedStore), or it does not hold it yet again while that
+// rebuild replays. The document is served as its source has it at the
+// revision the edge holds, rather than refused. Without a bucket that can
+// answer, or one at another revision, failed is the answer.
+func (m *Materialiser) contentFromSource(d *doc, failed error) (string, bool, error) {
 	kv, ok := m.cfg.Docs.(DocGetter)
 	if !ok {
-		return "", false, damage
+		return "", false, failed
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), sourceReadWait)
 	defer cancel()
 	e, err := kv.Get(ctx, d.key)
 	if err != nil {
-		return "", false, fmt.Errorf("%w; reading it from %s instead: %v", damage, events.DocsBucket, err)
+		return "", false, fmt.Errorf("%w; reading it from %s instead: %v", failed, events.DocsBucket, err)
 	}
 	if e.Revision() != d.rev {
 		return "", false, errChangedUnderfoot
@@ -1410,9 +1428,9 @@ func (m *Materialiser) contentFromSource(d *doc, damage error) (string, bool, er
 	c, bad, err := m.change(ctx, e)
 	switch {
 	case err != nil:
-		return "", false, fmt.Errorf("%w; reading it from %s instead: %v", damage, events.DocsBucket, err)
+		return "", false, fmt.Errorf("%w; reading it from %s instead: %v", failed, events.DocsBucket, err)
 	case bad || c.Doc == nil || c.Doc.Record.Skip != nil:
-		return "", false, damage
+		return "", false, failed
 	}
 	return c.Doc.Record.Content, false, nil
 }

@@ -80,10 +80,7 @@ func (s *Store) reconcileSources(src Sources) (discarded []string, err error) {
 	}
 	if why != "" {
 		// The vectors name documents of the lost incarnation too.
-		if err := s.db.DropAll(); err != nil {
-			return nil, fmt.Errorf("edge: discard the store: %w", err)
-		}
-		if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte(storeFormat)) }); err != nil {
+		if err := s.discardAll(); err != nil {
 			return nil, err
 		}
 		discarded = append(discarded, why)
@@ -123,6 +120,9 @@ func (s *Store) startOver(bucket, id string) error {
 // found, id names the incarnation now behind the bucket.
 type replaced struct {
 	bucket, why, id string
+	// storeDamaged says the bucket is sound but the store built from it
+	// is not: the store is emptied before the bucket is replayed into it.
+	storeDamaged bool
 }
 
 func (r *replaced) Error() string {

@@ -24,7 +24,12 @@ func (m *Materialiser) startOver(f feed, r *replaced) error {
 	var err error
 	switch f.bucket {
 	case events.DocsBucket:
-		err = m.forgetDocs(r.id)
+		if r.storeDamaged {
+			err = m.discardStore()
+		}
+		if err == nil {
+			err = m.forgetDocs(r.id, r.storeDamaged)
+		}
 	case events.VectorsBucket:
 		m.forgetVectors()
 	case events.MemoriesBucket:
@@ -62,7 +67,7 @@ func (m *Materialiser) OnStartOver(fn func(bucket string)) {
 // store, through the path a deletion takes (answers cached of them go
 // too), and records the store as built from incarnation id up to
 // revision 0.
-func (m *Materialiser) forgetDocs(id string) error {
+func (m *Materialiser) forgetDocs(id string, storeEmptied bool) error {
 	m.mu.RLock()
 	changes := make([]Change, 0, len(m.docs))
 	for key := range m.docs {
@@ -70,8 +75,10 @@ func (m *Materialiser) forgetDocs(id string) error {
 	}
 	m.mu.RUnlock()
 	if len(changes) > 0 {
-		if err := m.store.Apply(changes); err != nil {
-			return fmt.Errorf("%w: %w", errStore, err)
+		if !storeEmptied {
+			if err := m.store.Apply(changes); err != nil {
+				return fmt.Errorf("%w: %w", errStore, err)
+			}
 		}
 		m.publish(changes, 0)
 	}
@@ -82,6 +89,38 @@ func (m *Materialiser) forgetDocs(id string) error {
 	m.rev, m.settled = 0, 0
 	m.mu.Unlock()
 	return nil
+}
+
+// discardStore empties a store found damaged while the edge runs: its
+// documents are then replayed from cue_docs into it (startOver). Reads
+// meanwhile find documents missing from it and wait for the replay.
+func (m *Materialiser) discardStore() error {
+	m.storeMu.Lock()
+	defer m.storeMu.Unlock()
+	if err := m.store.discardAll(); err != nil {
+		return fmt.Errorf("%w: %w", errStore, err)
+	}
+	m.storeDamaged.Store(false) // what is found damaged from now on is new
+	return nil
+}
+
+// rebuildDamagedStore has the cue_docs follower empty the store and replay
+// the bucket into it (startOver), once per damage found: a read found the
+// store damaged (contentFromSource).
+func (m *Materialiser) rebuildDamagedStore(damage error) {
+	m.srcMu.Lock()
+	id := m.srcIDs[events.DocsBucket]
+	m.srcMu.Unlock()
+	m.mu.RLock()
+	ch := m.docsRebuild
+	m.mu.RUnlock()
+	if ch == nil {
+		return // not following: the next start rebuilds it
+	}
+	select {
+	case ch <- &replaced{bucket: events.DocsBucket, why: "the edge's store is damaged: " + damage.Error(), id: id, storeDamaged: true}:
+	default: // a replay is already asked for
+	}
 }
 
 // forgetVectors drops every document's vectors and rewinds cue_vectors'

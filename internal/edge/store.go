@@ -123,6 +123,15 @@ func (s *Store) checkFormat() error {
 	return s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte(storeFormat)) })
 }
 
+// discardAll empties the store (Badger deletes every table and value
+// log, damaged ones too) and leaves it a fresh store of this format.
+func (s *Store) discardAll() error {
+	if err := s.db.DropAll(); err != nil {
+		return fmt.Errorf("edge: discard the store: %w", err)
+	}
+	return s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyFormat, []byte(storeFormat)) })
+}
+
 // LastRevision is the cue_docs revision of the last applied entry, 0 for a
 // fresh store.
 func (s *Store) LastRevision() (uint64, error) {

@@ -125,7 +125,7 @@ var (
 	memoriesDesc   = prometheus.NewDesc("cue_edge_memories", "Memories the edge has materialised.", nil, nil)
 	vectorDocsDesc = prometheus.NewDesc("cue_edge_vector_docs", "Documents whose current content has vectors of the edge's model.", nil, nil)
 	undecodDesc    = prometheus.NewDesc("cue_edge_undecodable_total", "Entries dropped since start because they did not decode, by feed.", []string{"feed"}, nil)
-	damagedDesc    = prometheus.NewDesc("cue_edge_store_damaged", "1 once a read found the edge's store damaged while it ran (its reads are answered from cue_docs; restart to rebuild it).", nil, nil)
+	damagedDesc    = prometheus.NewDesc("cue_edge_store_damaged", "1 from a read that found the edge's store damaged while it ran until the store is emptied to be rebuilt from cue_docs.", nil, nil)
 )
 
 // edgeCollector reads a Materialiser's Status at scrape time.
