@@ -169,7 +169,7 @@ func TestDamageFoundWhileRunningIsRebuiltFromTheSource(t *testing.T) {
 	if n := strings.Count(log.String(), "emptying it and replaying cue_docs into it"); n != 1 {
 		t.Fatalf("the damage was logged %d times, want once:\n%s", n, log.String())
 	}
-	if !strings.Contains(log.String(), "a bucket was replaced under the running edge") && !strings.Contains(log.String(), "store is damaged") {
+	if !strings.Contains(log.String(), "emptying the edge's damaged store and replaying the bucket into it") {
 		t.Fatalf("no word of the replay in the log:\n%s", log.String())
 	}
 	// The damage is gone from the disk, not only from the reads.

@@ -18,8 +18,12 @@ import (
 // feed reports itself replaying (Feeds, and so /readyz) until the replay
 // is done.
 func (m *Materialiser) startOver(f feed, r *replaced) error {
-	m.logger.Warn("a bucket was replaced under the running edge; discarding what came from it and replaying it from the start",
-		"bucket", f.bucket, "found", r.why)
+	if r.storeDamaged {
+		m.logger.Warn("emptying the edge's damaged store and replaying the bucket into it from the start", "bucket", f.bucket, "found", r.why)
+	} else {
+		m.logger.Warn("a bucket was replaced under the running edge; discarding what came from it and replaying it from the start",
+			"bucket", f.bucket, "found", r.why)
+	}
 	f.progress.replayed.Store(false)
 	var err error
 	switch f.bucket {
@@ -93,7 +97,7 @@ func (m *Materialiser) forgetDocs(id string, storeEmptied bool) error {
 
 // discardStore empties a store found damaged while the edge runs: its
 // documents are then replayed from cue_docs into it (startOver). Reads
-// meanwhile find documents missing from it and wait for the replay.
+// of those not yet replayed are answered from cue_docs (content).
 func (m *Materialiser) discardStore() error {
 	m.storeMu.Lock()
 	defer m.storeMu.Unlock()
@@ -119,7 +123,10 @@ func (m *Materialiser) rebuildDamagedStore(damage error) {
 	}
 	select {
 	case ch <- &replaced{bucket: events.DocsBucket, why: "the edge's store is damaged: " + damage.Error(), id: id, storeDamaged: true}:
-	default: // a replay is already asked for
+	default:
+		// A replay of a replaced bucket is waiting, which would keep the
+		// damaged files: the next damaged read asks again.
+		m.storeDamaged.Store(false)
 	}
 }
 
