@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,13 +95,29 @@ func TestDamageFoundWhileRunningIsRebuiltFromTheSource(t *testing.T) {
 	h := newHarness(t)
 	dir := filepath.Join(t.TempDir(), "edge")
 	log := &logtest.Buffer{}
-	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Logger: slog.New(slog.NewTextHandler(log, nil)), MaxContentInMemory: 1 << 10})
+	// hold, once set, holds the replay of cue_docs until release.
+	var hold atomic.Bool
+	release := make(chan struct{})
+	holdReplay := func(ctx context.Context, bucket string, _ int) {
+		if bucket == events.DocsBucket && hold.Load() {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+	}
+	m, err := Open(Config{Dir: dir, Docs: h.kv, Blobs: h.obs, Logger: slog.New(slog.NewTextHandler(log, nil)), MaxContentInMemory: 1 << 10, BeforeApply: holdReplay})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &running{t: t, m: m, e: New(m, testLogger(t))}
 	r.run()
 	defer r.stop()
+	defer func() {
+		if hold.Load() {
+			close(release)
+		}
+	}()
 	rng := rand.New(rand.NewPCG(3, 4))
 	docs := largeDocs(rng, 3)
 	rev := h.putAll(docs)
@@ -143,9 +161,25 @@ func TestDamageFoundWhileRunningIsRebuiltFromTheSource(t *testing.T) {
 		t.Fatal("the garbled value log was read back as sound: nothing was damaged")
 	}
 	// The first read finds the damage and is answered from cue_docs.
+	hold.Store(true)
 	if res := r.read(map[string]any{"path": docs[0].Path}); res.Content != strings.TrimSpace(docs[0].Content) {
 		t.Fatalf("%s read while the store is damaged: %d bytes, want its %d", docs[0].Path, len(res.Content), len(strings.TrimSpace(docs[0].Content)))
 	}
+	// The store emptied and its replay held: every document is still
+	// served, from cue_docs.
+	bustest.Eventually(t, 20*time.Second, "the damaged store emptied", func() bool {
+		m.mu.RLock()
+		replays := m.startOvers
+		m.mu.RUnlock()
+		return replays > 0 && !m.Status().StoreDamaged
+	})
+	for _, d := range docs {
+		if res := r.read(map[string]any{"path": d.Path}); res.Content != strings.TrimSpace(d.Content) {
+			t.Fatalf("%s read while the store is rebuilt: %d bytes, want its %d", d.Path, len(res.Content), len(strings.TrimSpace(d.Content)))
+		}
+	}
+	hold.Store(false)
+	close(release)
 	bustest.Eventually(t, 20*time.Second, "the store rebuilt from cue_docs", func() bool {
 		m.mu.RLock()
 		replays := m.startOvers

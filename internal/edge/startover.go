@@ -29,10 +29,14 @@ func (m *Materialiser) startOver(f feed, r *replaced) error {
 	switch f.bucket {
 	case events.DocsBucket:
 		if r.storeDamaged {
-			err = m.discardStore()
-		}
-		if err == nil {
-			err = m.forgetDocs(r.id, r.storeDamaged)
+			// The bucket is sound, and so is what the edge holds of it
+			// in memory: only the store is emptied and filled again,
+			// and reads go on meanwhile.
+			if err = m.discardStore(); err == nil {
+				err = m.rewindDocs(r.id)
+			}
+		} else {
+			err = m.forgetDocs(r.id)
 		}
 	case events.VectorsBucket:
 		m.forgetVectors()
@@ -71,7 +75,7 @@ func (m *Materialiser) OnStartOver(fn func(bucket string)) {
 // store, through the path a deletion takes (answers cached of them go
 // too), and records the store as built from incarnation id up to
 // revision 0.
-func (m *Materialiser) forgetDocs(id string, storeEmptied bool) error {
+func (m *Materialiser) forgetDocs(id string) error {
 	m.mu.RLock()
 	changes := make([]Change, 0, len(m.docs))
 	for key := range m.docs {
@@ -79,13 +83,17 @@ func (m *Materialiser) forgetDocs(id string, storeEmptied bool) error {
 	}
 	m.mu.RUnlock()
 	if len(changes) > 0 {
-		if !storeEmptied {
-			if err := m.store.Apply(changes); err != nil {
-				return fmt.Errorf("%w: %w", errStore, err)
-			}
+		if err := m.store.Apply(changes); err != nil {
+			return fmt.Errorf("%w: %w", errStore, err)
 		}
 		m.publish(changes, 0)
 	}
+	return m.rewindDocs(id)
+}
+
+// rewindDocs records the store as built from incarnation id up to
+// revision 0, so that the next watch replays cue_docs from its start.
+func (m *Materialiser) rewindDocs(id string) error {
 	if err := m.store.startOver(events.DocsBucket, id); err != nil {
 		return fmt.Errorf("%w: %w", errStore, err)
 	}
@@ -97,7 +105,8 @@ func (m *Materialiser) forgetDocs(id string, storeEmptied bool) error {
 
 // discardStore empties a store found damaged while the edge runs: its
 // documents are then replayed from cue_docs into it (startOver). Reads
-// of those not yet replayed are answered from cue_docs (content).
+// of those it does not hold again yet are answered from cue_docs
+// (content).
 func (m *Materialiser) discardStore() error {
 	m.storeMu.Lock()
 	defer m.storeMu.Unlock()
