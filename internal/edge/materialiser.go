@@ -307,10 +307,11 @@ type Materialiser struct {
 	// start (OnStartOver).
 	startOverHooks []func(bucket string)
 
-	// storeDamaged is set once a read found the store damaged
-	// (contentFromSource); docsRebuild, under mu, is the cue_docs
-	// follower's channel that then has it rebuild the store while it
-	// runs (rebuildDamagedStore), nil when Run is not following.
+	// storeDamaged is set by a read that found the store damaged
+	// (content) and cleared once the store is emptied (discardStore);
+	// docsRebuild, under mu, is the cue_docs follower's channel that has
+	// it rebuild the store while it runs (rebuildDamagedStore), nil when
+	// Run is not following.
 	storeDamaged atomic.Bool
 	docsRebuild  chan *replaced
 	// srcIDs, under srcMu, are the incarnations of the buckets the
@@ -1394,9 +1395,9 @@ func (m *Materialiser) content(d *doc) (content string, cached bool, err error) 
 	return content, false, nil
 }
 
-// DocGetter is the part of the cue_docs bucket that answers for one key; a
+// docGetter is the part of the cue_docs bucket that answers for one key; a
 // jetstream.KeyValue is one.
-type DocGetter interface {
+type docGetter interface {
 	Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error)
 }
 
@@ -1412,7 +1413,7 @@ const sourceReadWait = 5 * time.Second
 // revision the edge holds, rather than refused. Without a bucket that can
 // answer, or one at another revision, failed is the answer.
 func (m *Materialiser) contentFromSource(d *doc, failed error) (string, bool, error) {
-	kv, ok := m.cfg.Docs.(DocGetter)
+	kv, ok := m.cfg.Docs.(docGetter)
 	if !ok {
 		return "", false, failed
 	}

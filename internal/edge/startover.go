@@ -118,8 +118,8 @@ func (m *Materialiser) discardStore() error {
 }
 
 // rebuildDamagedStore has the cue_docs follower empty the store and replay
-// the bucket into it (startOver), once per damage found: a read found the
-// store damaged (contentFromSource).
+// the bucket into it (startOver): a read found the store damaged
+// (content).
 func (m *Materialiser) rebuildDamagedStore(damage error) {
 	m.srcMu.Lock()
 	id := m.srcIDs[events.DocsBucket]
