@@ -53,6 +53,17 @@ func (c *Conn) Durable(ctx context.Context) error {
 	return c.durable.Sync(ctx)
 }
 
+// DurableLater is Durable in two steps, for bulk work: the wait it
+// returns returns once every write acknowledged before DurableLater was
+// called would survive a power cut, by a sync that starts within the
+// given time of the one before (GroupSync.Join).
+func (c *Conn) DurableLater(within time.Duration) (wait func(context.Context) error) {
+	if c == nil {
+		return func(context.Context) error { return nil }
+	}
+	return c.durable.Join(within)
+}
+
 // ConnectOptions tune Connect.
 type ConnectOptions struct {
 	// Name identifies the client in server monitoring, e.g. "cue-indexer".

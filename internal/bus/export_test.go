@@ -5,5 +5,5 @@ import "os"
 // NewGroupSyncWith is a GroupSync whose syncs call sync instead of
 // syncing a file system.
 func NewGroupSyncWith(sync func() error) *GroupSync {
-	return &GroupSync{sync: func(*os.File) error { return sync() }}
+	return &GroupSync{sync: func(*os.File) error { return sync() }, sooner: make(chan struct{}, 1)}
 }

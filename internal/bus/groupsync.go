@@ -30,6 +30,10 @@ type GroupSync struct {
 	// callers of the round that starts when the running one ends.
 	running bool
 	next    *syncRound
+	// lastStart is when the last round began; sooner wakes run when a
+	// caller brings the next round's start forward.
+	lastStart time.Time
+	sooner    chan struct{}
 	// Syncs counts the syncs made, Waits the calls that waited for one.
 	syncs, waits atomic.Uint64
 }
@@ -37,6 +41,8 @@ type GroupSync struct {
 type syncRound struct {
 	done chan struct{}
 	err  error
+	// due is when the round may start at the latest.
+	due time.Time
 }
 
 // NewGroupSync syncs the file system holding dir. It fails where the
@@ -49,52 +55,77 @@ func NewGroupSync(dir string) (*GroupSync, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: open %s to sync it: %w", dir, err)
 	}
-	return &GroupSync{dir: f, sync: syncFS}, nil
+	return &GroupSync{dir: f, sync: syncFS, sooner: make(chan struct{}, 1)}, nil
 }
 
 // Sync returns once everything written under the store before the call
 // is on disk, or ctx ends.
 func (g *GroupSync) Sync(ctx context.Context) error {
+	return g.Join(0)(ctx)
+}
+
+// Join joins the next sync and returns the wait for it: it returns once
+// everything written under the store before Join is on disk, or its ctx
+// ends, so that work needing the sync only later goes on meanwhile. The
+// sync starts no later than within after the one before it started
+// (gatherFor when less): bulk work that waits for many syncs at once
+// gives a longer within, and the syncs it joins gather more writes each;
+// a caller that gives less starts the round sooner for all.
+func (g *GroupSync) Join(within time.Duration) (wait func(context.Context) error) {
 	if g == nil {
-		return nil
+		return func(context.Context) error { return nil }
 	}
+	within = max(within, gatherFor)
 	g.mu.Lock()
 	g.waits.Add(1)
 	r := g.next
 	if r == nil {
-		r = &syncRound{done: make(chan struct{})}
+		r = &syncRound{done: make(chan struct{}), due: g.lastStart.Add(within)}
 		g.next = r
+	} else if due := g.lastStart.Add(within); due.Before(r.due) {
+		r.due = due
+		select {
+		case g.sooner <- struct{}{}:
+		default:
+		}
 	}
 	if !g.running {
 		g.running = true
 		go g.run()
 	}
 	g.mu.Unlock()
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		return ctx.Err()
+	return func(ctx context.Context) error {
+		select {
+		case <-r.done:
+			return r.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
-// gatherFor is how long after a sync began the next one waits to gather
-// callers: a sync took 0.4-0.8 ms of the development machine's disk, and
-// without a pause a burst of acks made rounds of one or two callers.
-// Short, as every answer to an agent's write waits for a round.
+// gatherFor is the least time between the starts of two syncs: a sync
+// took 0.4-0.8 ms of the development machine's disk, and without a pause
+// a burst of acks made rounds of one or two callers. Short, as every
+// answer to an agent's write waits for a round.
 const gatherFor = time.Millisecond
 
 // run syncs rounds until none waits.
 func (g *GroupSync) run() {
 	g.mu.Lock()
-	last := time.Time{}
 	for g.next != nil {
-		if wait := gatherFor - time.Since(last); wait > 0 && !last.IsZero() {
+		if wait := time.Until(g.next.due); wait > 0 {
 			g.mu.Unlock()
-			time.Sleep(wait)
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-g.sooner:
+				t.Stop()
+			}
 			g.mu.Lock()
+			continue
 		}
-		last = time.Now()
+		g.lastStart = time.Now()
 		r := g.next
 		g.next = nil
 		g.mu.Unlock()

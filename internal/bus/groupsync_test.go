@@ -111,6 +111,53 @@ func TestGroupSyncReportsAFailedSyncToItsRound(t *testing.T) {
 	}
 }
 
+// Bulk work joins syncs that gather longer: after a sync, the next
+// round of callers who can wait starts only when their time is up or an
+// impatient caller arrives, and then takes them all.
+func TestGroupSyncWaitsForBulkCallersUntilSomeoneCannotWait(t *testing.T) {
+	gates := newGatedSyncs()
+	g := bus.NewGroupSyncWith(gates.sync)
+	// Nothing synced lately: a bulk caller does not wait to gather.
+	first := g.Join(time.Hour)
+	<-gates.started
+	gates.release <- nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := first(ctx); err != nil {
+		t.Fatalf("the first bulk caller waited for company: %v", err)
+	}
+	var bulk []func(context.Context) error
+	for range 10 {
+		bulk = append(bulk, g.Join(time.Hour))
+	}
+	shortCtx, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	if err := bulk[0](shortCtx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("bulk callers were synced within the hour they can wait: %v", err)
+	}
+	select {
+	case n := <-gates.started:
+		t.Fatalf("sync %d started for callers who can wait", n)
+	default:
+	}
+	impatient := syncInBackground(g)
+	if n := <-gates.started; n != 2 {
+		t.Fatalf("sync %d started for the impatient caller", n)
+	}
+	gates.release <- nil
+	if err := <-impatient; err != nil {
+		t.Fatal(err)
+	}
+	for i, wait := range bulk {
+		if err := wait(ctx); err != nil {
+			t.Fatalf("bulk caller %d was not taken along by the impatient caller's sync: %v", i, err)
+		}
+	}
+	if syncs, waits := g.Stats(); syncs != 2 || waits != 12 {
+		t.Errorf("%d syncs for %d calls; want 2 for 12", syncs, waits)
+	}
+}
+
 // A worker acks only once what its handler wrote is durable: while the
 // store cannot be synced the event stays unacknowledged and comes back;
 // once it can, the event is acked.
@@ -204,11 +251,11 @@ func TestGroupSyncAfterShutdownFails(t *testing.T) {
 	}
 }
 
-// A worker whose handler's effects name the event's sequence handles an
-// event only once the event is durable.
-func TestWorkerSyncsTheEventBeforeItsHandler(t *testing.T) {
+// A worker whose handler's effects name the event's sequence lets the
+// handler write only once the event is durable.
+func TestWorkerSyncsTheEventBeforeItsHandlerWrites(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{MaxDeliver: 100})
-	var syncs, handled atomic.Int32
+	var syncs, wrote atomic.Int32
 	conn.SetDurable(bus.NewGroupSyncWith(func() error {
 		syncs.Add(1)
 		return errors.New("input/output error")
@@ -218,16 +265,19 @@ func TestWorkerSyncsTheEventBeforeItsHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := bus.NewWorker(conn, bus.WorkerConfig{
-		Stream: events.IngestStream, Consumer: events.IndexerConsumer, MaxDeliver: 100, SyncBeforeHandling: true,
+		Stream: events.IngestStream, Consumer: events.IndexerConsumer, MaxDeliver: 100, SyncEvents: true,
 		RetryDelay: func(uint64) time.Duration { return 20 * time.Millisecond },
-	}, func(context.Context, events.Envelope) error {
-		handled.Add(1)
+	}, func(ctx context.Context, _ events.Envelope) error {
+		if err := bus.EventDurable(ctx); err != nil {
+			return err
+		}
+		wrote.Add(1)
 		return nil
 	})
 	bustest.Run(t, "worker", w.Run)
 	bustest.Eventually(t, 10*time.Second, "the event delivered again after its sync failed", func() bool { return syncs.Load() >= 3 })
-	if handled.Load() != 0 {
-		t.Fatalf("handled %d times although the event could not be made durable", handled.Load())
+	if wrote.Load() != 0 {
+		t.Fatalf("the handler wrote %d times although the event could not be made durable", wrote.Load())
 	}
 	if pending(t, conn) == 0 {
 		t.Fatal("the event was acked")

@@ -33,10 +33,16 @@ import (
 
 // Config tunes the indexer.
 type Config struct {
-	// Concurrency is how many files are indexed at once; default 16: each
-	// spends far longer waiting for the server to store its record and
-	// its ack than parsing (docs/bench.md has the figures behind 16).
+	// Concurrency is how many files are indexed at once; default 64: each
+	// spends far longer waiting for the server to store its record, for
+	// the syncs (SyncWithin) and for its ack than parsing (docs/bench.md
+	// has the figures behind 64).
 	Concurrency int
+	// SyncWithin is how long after one sync of an embedded store the
+	// next may wait to gather more files' writes (bus.WorkerConfig);
+	// default 10 ms. Agents' writes still sync at once, and take the
+	// indexer's waiting writes with them.
+	SyncWithin time.Duration
 	// MaxDeliver must match the consumer's MaxDeliver (bus.Settings).
 	MaxDeliver int
 	// MaxRecordBytes bounds an encoded DocRecord, below the server's max
@@ -53,8 +59,11 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	if c.SyncWithin <= 0 {
+		c.SyncWithin = 10 * time.Millisecond
+	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 16
+		c.Concurrency = 64
 	}
 	if c.MaxDeliver <= 0 {
 		c.MaxDeliver = 5
@@ -104,8 +113,9 @@ func (s *Service) Run(ctx context.Context) error {
 		MaxDeliver:  s.cfg.MaxDeliver,
 		// Records carry the event's sequence, which orders a path's
 		// versions (SourceSeq).
-		SyncBeforeHandling: true,
-		Logger:             s.logger,
+		SyncEvents: true,
+		SyncWithin: s.cfg.SyncWithin,
+		Logger:     s.logger,
 	}, s.Handle)
 	g, gctx := errgroup.WithContext(ctx)
 	boardCtx, stopBoard := context.WithCancel(context.Background())
@@ -178,6 +188,11 @@ func (s *Service) Handle(ctx context.Context, env events.Envelope) error {
 	}
 	rec.SourceSeq = env.StreamSeq
 	rec.IndexedAt = s.now().UTC()
+	// The record names the event's sequence: the event must outlive a
+	// power cut before the record can. Parsing above overlapped its sync.
+	if err := bus.EventDurable(ctx); err != nil {
+		return err
+	}
 	data, err := s.encode(ctx, &rec)
 	if err != nil {
 		return err
