@@ -186,7 +186,6 @@ func (s *Server) work(ctx context.Context, signals <-chan hook.Signal) {
 		}
 	}
 	s.pruneSessions(7 * 24 * time.Hour)
-	s.refreshLogged()
 	var last uint64
 	if s.o.Revision != nil {
 		last = s.o.Revision()
@@ -198,6 +197,13 @@ func (s *Server) work(ctx context.Context, signals <-chan hook.Signal) {
 	// burst of prompts (or a hook benchmark) does not keep the daemon
 	// rendering while hooks start.
 	lastRefresh := time.Now()
+	var cost time.Duration
+	refresh := func() {
+		start := time.Now()
+		s.refreshLogged()
+		lastRefresh, cost = time.Now(), time.Since(start)
+	}
+	refresh()
 	pending := false
 	for {
 		select {
@@ -206,27 +212,38 @@ func (s *Server) work(ctx context.Context, signals <-chan hook.Signal) {
 				return
 			}
 			if s.handle(ctx, sig) {
-				if time.Since(lastRefresh) >= s.o.Debounce {
-					s.refreshLogged()
-					lastRefresh, pending = time.Now(), false
+				if time.Since(lastRefresh) >= refreshSpacing(s.o.Debounce, cost) {
+					refresh()
+					pending = false
 				} else {
 					pending = true
 				}
 			}
 		case <-tick.C:
-			changed := false
 			if s.o.Revision != nil {
 				if rev := s.o.Revision(); rev != last {
-					last, changed = rev, true
+					last, pending = rev, true
 				}
 			}
-			if changed || pending {
-				s.refreshLogged()
-				lastRefresh, pending = time.Now(), false
+			// The ticks space refreshes by debounce already.
+			if pending && time.Since(lastRefresh) >= refreshCostShare*cost {
+				refresh()
+				pending = false
 			}
 		}
 	}
 }
+
+// refreshSpacing is the least time between two refreshes: debounce, or
+// twenty times what the last one took, whichever is longer. A refresh
+// lists every card; with tens of thousands of them (agents' tasks) it
+// took 0.3 s, and every 2 s it held a sixth of a core while agents'
+// writes waited for the CPU. Spaced so, it holds at most a twentieth.
+func refreshSpacing(debounce, cost time.Duration) time.Duration {
+	return max(debounce, refreshCostShare*cost)
+}
+
+const refreshCostShare = 20
 
 func (s *Server) refreshLogged() {
 	if err := s.Refresh(); err != nil {
