@@ -39,10 +39,12 @@ var shards = map[string]string{
 }
 
 // readTensors decodes the weight shards into named float32 tensors, in
-// the order and shapes the TF.js manifest gives, and then releases the
-// shards' pages: after the first embedding they would otherwise stay
-// resident beside the tensors decoded from them. Integer tensors (graph
-// constants) are skipped.
+// the order and shapes the TF.js manifest gives, releasing each shard's
+// pages once it is decoded: they would otherwise stay resident beside the
+// tensors decoded from them, and released only at the end they were, for
+// the moment of loading, 27 MB more than the model needs, at the moment a
+// daemon that has just indexed a repository has the most in memory.
+// Integer tensors (graph constants) are skipped.
 func readTensors() (map[string]tensor, error) {
 	manifestJSON, err := modelFS.ReadFile("model/model.json")
 	if err != nil {
@@ -74,7 +76,7 @@ func readTensors() (map[string]tensor, error) {
 			}
 			parts[i] = s
 		}
-		data := shardReader{parts: parts}
+		data := shardReader{parts: parts, done: releasePages}
 		for _, w := range group.Weights {
 			n := 1
 			for _, d := range w.Shape {
@@ -97,9 +99,6 @@ func readTensors() (map[string]tensor, error) {
 		if rest := data.remaining(); rest != 0 {
 			return nil, fmt.Errorf("manifest leaves %d shard bytes unread", rest)
 		}
-		for _, s := range parts {
-			releasePages(s)
-		}
 	}
 	return out, nil
 }
@@ -110,6 +109,8 @@ type shardReader struct {
 	parts []string
 	part  int // the shard being read
 	off   int // the byte offset in it
+	// done, if set, is called with each shard once its last value is read.
+	done func(shard string)
 }
 
 // read consumes n values, decoding them into into when it is not nil; it
@@ -132,6 +133,9 @@ func (r *shardReader) read(n int, into []float32) bool {
 		}
 		done += take
 		r.off += 4 * take
+		if r.off == len(s) && r.done != nil {
+			r.done(s)
+		}
 	}
 	return true
 }
