@@ -87,7 +87,11 @@ func (e *Edge) boardReady(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:
-		return errors.New("edge: the task board is still replaying the task log")
+		applied, end, known := e.board.Replay()
+		if !known {
+			return fmt.Errorf("edge: the task board is still replaying the task log: %d events applied, the log's end not yet read (JetStream has not answered for its state; the edge's log says more)", applied)
+		}
+		return fmt.Errorf("edge: the task board is still replaying the task log: %d of %d events applied", applied, end)
 	}
 }
 

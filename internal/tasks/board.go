@@ -349,6 +349,16 @@ func (b *Board) markReadyLocked() {
 	}
 }
 
+// Replay says how far the board is in replaying the log: the last
+// sequence it applied, and the log's end it waits for before it is ready,
+// which endKnown says Run has read (not yet, while the log's state goes
+// unanswered).
+func (b *Board) Replay() (applied, end uint64, endKnown bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.applied, b.readyAt, b.readyKnown
+}
+
 // Ready is closed once the board has applied the whole log as it stood
 // when Run started: before, reads may miss tasks. A log found replaced
 // makes the board unready again (a new channel) until it has replayed
@@ -605,12 +615,23 @@ const publishAsk = 4 * time.Second
 // logStream reads the log's state, asking again each logAsk that passes
 // unanswered, until ctx ends.
 func (b *Board) logStream(ctx context.Context) (jetstream.Stream, error) {
+	unanswered := 0
 	return untilAnswered(ctx, logAsk, func(ctx context.Context) (jetstream.Stream, error) {
 		return b.js.Stream(ctx, events.TasksStream)
 	}, func() {
+		unanswered++
+		// An election is over in ~6 s: longer, say so where it is seen.
+		if unanswered%logUnansweredWarnEvery == 0 {
+			b.logger.Warn("the task log's state goes unanswered; asking again", "for", time.Duration(unanswered)*logAsk)
+			return
+		}
 		b.logger.Debug("the task log's state went unanswered; asking again", "after", logAsk)
 	})
 }
+
+// logUnansweredWarnEvery is how many unanswered asks in a row (of logAsk
+// each) logStream warns after, and again after as many more.
+const logUnansweredWarnEvery = 5
 
 // untilAnswered calls ask with a context that ends after every at most,
 // and again, after calling unanswered, each time that context ends with

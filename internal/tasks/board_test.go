@@ -203,6 +203,12 @@ func TestReady(t *testing.T) {
 	if n := len(late.Tasks("app")); n != 3 {
 		t.Fatalf("ready with %d of 3 tasks", n)
 	}
+	if applied, end, known := late.Replay(); !known || applied != 3 || end != 3 {
+		t.Errorf("Replay() = %d, %d, %t once ready on a log of 3 events; want 3, 3, true", applied, end, known)
+	}
+	if applied, end, known := tasks.NewBoard(conn.JS, nil).Replay(); known || applied != 0 || end != 0 {
+		t.Errorf("Replay() = %d, %d, %t before Run; want 0, 0, false", applied, end, known)
+	}
 }
 
 // rivalStream is a task log another edge writes to just before each of
