@@ -40,10 +40,9 @@ var shards = map[string]string{
 
 // readTensors decodes the weight shards into named float32 tensors, in
 // the order and shapes the TF.js manifest gives, releasing each shard's
-// pages once it is decoded: they would otherwise stay resident beside the
-// tensors decoded from them, and released only at the end they were, for
-// the moment of loading, 27 MB more than the model needs, at the moment a
-// daemon that has just indexed a repository has the most in memory.
+// pages as soon as it is decoded: released only once all were, the 27 MB
+// of shards stayed resident beside the tensors while the model loaded,
+// just after a repository is indexed, when the daemon holds the most.
 // Integer tensors (graph constants) are skipped.
 func readTensors() (map[string]tensor, error) {
 	manifestJSON, err := modelFS.ReadFile("model/model.json")
