@@ -67,9 +67,13 @@ type repoState struct {
 	order []events.Task
 	pos   map[string]int
 	dirty bool
-	// requests are the events the log holds for a client's request id,
-	// with their sequences.
-	requests map[string]requestRecord
+	// requests are the sequences of the events the log holds for a
+	// client's request id. Only the sequence: the event is read back from
+	// the log for the rare retry, where keeping every event made the
+	// board's heap grow by 2 KiB per write for as long as the daemon ran
+	// (48 MB after a minute of 64 agents writing), and the garbage
+	// collector's passes over it held up the writes themselves.
+	requests map[string]uint64
 	// othersWrote is when the follower last applied an event another
 	// writer made (another edge's board, a card's).
 	othersWrote time.Time
@@ -98,11 +102,6 @@ func (r *repoState) placeLocked(id, oldPath, newPath string) {
 		}
 		r.atPath[newPath] = append(r.atPath[newPath], id)
 	}
-}
-
-type requestRecord struct {
-	ev  events.TaskEvent
-	seq uint64
 }
 
 func compareTasks(x, y *events.Task) int {
@@ -505,10 +504,10 @@ func (b *Board) apply(msg jetstream.Msg) {
 func (r *repoState) applyLocked(te events.TaskEvent, seq uint64) {
 	if te.RequestID != "" {
 		if r.requests == nil {
-			r.requests = map[string]requestRecord{}
+			r.requests = map[string]uint64{}
 		}
 		if _, seen := r.requests[te.RequestID]; !seen {
-			r.requests[te.RequestID] = requestRecord{ev: te, seq: seq}
+			r.requests[te.RequestID] = seq
 		}
 	}
 	switch te.Op {
@@ -850,7 +849,33 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 			return 0, nil, fmt.Errorf("tasks: make the write durable: %w", err)
 		}
 	}
-	return r.seq, r.prior, r.err
+	if r.err == nil && r.retried {
+		prior, err := b.eventAt(ctx, r.seq)
+		return r.seq, prior, err
+	}
+	return r.seq, nil, r.err
+}
+
+// eventAt reads back the task event at seq: the event a retried request
+// made.
+func (b *Board) eventAt(ctx context.Context, seq uint64) (*events.TaskEvent, error) {
+	st, err := b.js.Stream(ctx, events.TasksStream)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: read the event of a retried request: %w", err)
+	}
+	raw, err := st.GetMsg(ctx, seq)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: read the event of a retried request at %s sequence %d: %w", events.TasksStream, seq, err)
+	}
+	ev, err := events.Decode(raw.Data)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: the event of a retried request at %s sequence %d: %w", events.TasksStream, seq, err)
+	}
+	te, ok := ev.(events.TaskEvent)
+	if !ok {
+		return nil, fmt.Errorf("tasks: %s sequence %d holds a %s event, not a task event", events.TasksStream, seq, ev.EventKind())
+	}
+	return &te, nil
 }
 
 // SetDurable has every write wait for durable before it is answered
@@ -860,7 +885,7 @@ func (b *Board) SetDurable(durable func(context.Context) error) { b.durable = du
 // writeOne makes one write on its own: build on the board's state,
 // publish expecting the repo's subject where that state left it, and on a
 // lost race catch up and build again, until ctx's deadline.
-func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func(current map[string]events.Task) (events.TaskEvent, error)) (seq uint64, prior *events.TaskEvent, err error) {
+func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func(current map[string]events.Task) (events.TaskEvent, error)) (seq uint64, retried bool, err error) {
 	pause := time.Millisecond
 	synced := false
 	for attempt := 1; ; attempt++ {
@@ -878,9 +903,9 @@ func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func
 			current, expect = r.tasks, r.seq
 		}
 		if r != nil && requestID != "" {
-			if rec, ok := r.requests[requestID]; ok {
+			if seq, ok := r.requests[requestID]; ok {
 				b.mu.RUnlock()
-				return rec.seq, &rec.ev, nil
+				return seq, true, nil
 			}
 		}
 		ev, err = build(current)
@@ -889,10 +914,10 @@ func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func
 			// This board may lag the stream (a task another edge just
 			// created): refuse only on the state of the whole log.
 			if synced {
-				return 0, nil, err
+				return 0, false, err
 			}
 			if err := b.Sync(ctx); err != nil {
-				return 0, nil, err
+				return 0, false, err
 			}
 			synced = true
 			continue
@@ -900,21 +925,21 @@ func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func
 		ev.Repo, ev.RequestID = repo, requestID
 		msg, _, err := b.taskMsg(ev, expect, 0)
 		if err != nil {
-			return 0, nil, err
+			return 0, false, err
 		}
 		ack, err := b.publish(ctx, msg, jetstream.WithExpectLastSequencePerSubject(expect))
 		if err == nil {
 			return b.settle(ctx, repo, requestID, ev, expect, ack)
 		}
 		if !isWrongLastSequence(err) {
-			return 0, nil, err
+			return 0, false, err
 		}
 		b.logger.Debug("task log moved; retrying", "repo", repo, "expected_seq", expect, "attempt", attempt)
 		if err := b.Sync(ctx); err != nil {
 			if ctx.Err() != nil {
-				return 0, nil, fmt.Errorf("%w: repo %s, %d attempts", ErrConflict, repo, attempt)
+				return 0, false, fmt.Errorf("%w: repo %s, %d attempts", ErrConflict, repo, attempt)
 			}
-			return 0, nil, err
+			return 0, false, err
 		}
 		synced = true
 		// Jittered, so that edges that lost together do not retry
@@ -922,7 +947,7 @@ func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func
 		wait := pause/2 + time.Duration(rand.Int64N(int64(pause)))
 		select {
 		case <-ctx.Done():
-			return 0, nil, fmt.Errorf("%w: repo %s, %d attempts", ErrConflict, repo, attempt)
+			return 0, false, fmt.Errorf("%w: repo %s, %d attempts", ErrConflict, repo, attempt)
 		case <-time.After(wait):
 		}
 		pause = min(2*pause, maxPause)
@@ -955,32 +980,32 @@ func (b *Board) Version() uint64 {
 
 // settle finishes a write JetStream accepted at ack, of ev built on the
 // repo's state at sequence expect: it returns the sequence to answer with
-// (or, for a request another edge wrote first, that request's event) once
-// the board holds it. When the log holds exactly this event right after
+// once the board holds it (for a request another edge wrote first, that
+// request's event's, and retried). When the log holds exactly this event right after
 // expect, the board applies it itself, and the next write need not wait
 // for the follower to deliver it.
-func (b *Board) settle(ctx context.Context, repo, requestID string, ev events.TaskEvent, expect uint64, ack *jetstream.PubAck) (seq uint64, prior *events.TaskEvent, err error) {
+func (b *Board) settle(ctx context.Context, repo, requestID string, ev events.TaskEvent, expect uint64, ack *jetstream.PubAck) (seq uint64, retried bool, err error) {
 	if !ack.Duplicate && b.applyOwn(repo, ev, expect, ack.Sequence) {
-		return ack.Sequence, nil, nil
+		return ack.Sequence, false, nil
 	}
 	if err := b.WaitSeq(ctx, ack.Sequence); err != nil {
-		return ack.Sequence, nil, err
+		return ack.Sequence, false, err
 	}
 	if ack.Duplicate && requestID != "" {
 		// Another edge wrote this request first: what it wrote is the
 		// answer.
 		b.mu.RLock()
-		var rec requestRecord
+		var seq uint64
 		ok := false
 		if r := b.repos[repo]; r != nil {
-			rec, ok = r.requests[requestID]
+			seq, ok = r.requests[requestID]
 		}
 		b.mu.RUnlock()
 		if ok {
-			return rec.seq, &rec.ev, nil
+			return seq, true, nil
 		}
 	}
-	return ack.Sequence, nil, nil
+	return ack.Sequence, false, nil
 }
 
 // writeReq is one call of MutateRequest waiting for its repo's writer.
@@ -992,13 +1017,14 @@ type writeReq struct {
 }
 
 type writeResult struct {
-	seq   uint64
-	prior *events.TaskEvent
-	err   error
+	seq uint64
+	// retried: seq is the event an earlier call of the request made.
+	retried bool
+	err     error
 }
 
-func (q *writeReq) answer(seq uint64, prior *events.TaskEvent, err error) {
-	q.done <- writeResult{seq, prior, err}
+func (q *writeReq) answer(seq uint64, retried bool, err error) {
+	q.done <- writeResult{seq, retried, err}
 }
 
 // repoWriter makes the writes to one repo through one Board, in the order
@@ -1053,7 +1079,7 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 	live := round[:0:0]
 	for _, q := range round {
 		if q.ctx.Err() != nil {
-			q.answer(0, nil, fmt.Errorf("%w: repo %s: waited for the writes before it until the deadline", ErrConflict, repo))
+			q.answer(0, false, fmt.Errorf("%w: repo %s: waited for the writes before it until the deadline", ErrConflict, repo))
 			continue
 		}
 		live = append(live, q)
@@ -1102,10 +1128,10 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 	for i, q := range live {
 		if q.requestID != "" {
 			if r != nil {
-				if rec, ok := r.requests[q.requestID]; ok {
+				if seq, ok := r.requests[q.requestID]; ok {
 					// A retry of a request the log holds: its event is
 					// the answer.
-					q.answer(rec.seq, &rec.ev, nil)
+					q.answer(seq, true, nil)
 					live[i] = nil
 					continue
 				}
@@ -1221,7 +1247,7 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 			// Not stored: the chain broke before it.
 			back = append(back, q)
 		default:
-			q.answer(0, nil, err)
+			q.answer(0, false, err)
 		}
 	}
 	back = append(back, members[len(futures):]...)

@@ -697,3 +697,66 @@ func TestAtPathFollowsCards(t *testing.T) {
 		t.Fatalf("another repo's card holds %v", got)
 	}
 }
+
+// A retried request is answered with the event its first call wrote, read
+// back from the log: on the board that wrote it, by every one of a burst
+// of retries at once (one event written), and on a board that replayed
+// the log.
+func TestRetriedRequestAnswersTheFirstEvent(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	ctx := ctxT(t)
+	creating := func(id string) func(map[string]events.Task) (events.TaskEvent, error) {
+		return func(map[string]events.Task) (events.TaskEvent, error) {
+			return events.TaskEvent{Op: events.TaskCreated, Task: task(id), Source: "mcp"}, nil
+		}
+	}
+	first, prior, err := b.MutateRequest(ctx, "app", "req-1", creating("T-1"))
+	if err != nil || prior != nil {
+		t.Fatalf("first call: seq %d, prior %v, err %v; want a write", first, prior, err)
+	}
+	check := func(b *tasks.Board, what string) {
+		t.Helper()
+		seq, prior, err := b.MutateRequest(ctx, "app", "req-1", creating("T-2"))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if seq != first || prior == nil || prior.Task.ID != "T-1" || prior.Task.Title != "task T-1" || prior.RequestID != "req-1" || prior.Op != events.TaskCreated {
+			t.Fatalf("%s: seq %d, prior %+v; want seq %d and the event that created T-1", what, seq, prior, first)
+		}
+	}
+	check(b, "a retry")
+
+	var wg sync.WaitGroup
+	seqs := make([]uint64, 8)
+	priors := make([]*events.TaskEvent, 8)
+	for i := range seqs {
+		wg.Go(func() {
+			var err error
+			seqs[i], priors[i], err = b.MutateRequest(ctx, "app", "req-2", creating(fmt.Sprintf("U-%d", i)))
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	written := ""
+	for _, ev := range bustest.Events(t, conn.JS, events.TasksStream) {
+		if te, ok := ev.(events.TaskEvent); ok && te.RequestID == "req-2" {
+			if written != "" {
+				t.Fatalf("req-2 was written twice: %s and %s", written, te.Task.ID)
+			}
+			written = te.Task.ID
+		}
+	}
+	for i := range seqs {
+		if seqs[i] != seqs[0] {
+			t.Fatalf("the calls of one request were answered with sequences %v", seqs)
+		}
+		if priors[i] != nil && priors[i].Task.ID != written {
+			t.Fatalf("a retry was answered with %s; the log holds %s", priors[i].Task.ID, written)
+		}
+	}
+
+	check(startBoard(t, conn), "a retry on a board that replayed the log")
+}
