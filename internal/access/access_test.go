@@ -1,13 +1,16 @@
 package access
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -193,6 +196,29 @@ func TestHTTPGuardTokens(t *testing.T) {
 		if !strings.Contains(logs.String(), `"reason":"`+tc.reason+`"`) || !strings.Contains(logs.String(), `"status":401`) {
 			t.Errorf("%v: refusal not logged: %s", tc.header, logs)
 		}
+	}
+}
+
+// A request refused before its body has all come (no token here) is
+// answered at once and its connection closed, not held until the body
+// ends.
+func TestHTTPGuardAnswersARefusalBeforeTheBody(t *testing.T) {
+	srv, _ := guarded(t, HTTPOptions{Tokens: testTokens(t)})
+	host := strings.TrimPrefix(srv.URL, "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{", host)
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer while the body is unfinished: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Errorf("%d, connection close %v; want 401 and the connection closed", resp.StatusCode, resp.Close)
 	}
 }
 

@@ -57,6 +57,10 @@ func HTTPGuard(next http.Handler, opts HTTPOptions) http.Handler {
 		if code == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cuedeck"`)
 		}
+		// Answered before the body is read: without this the server
+		// reads the rest of the body first, with no deadline, and a
+		// client that never finishes it never gets the answer.
+		w.Header().Set("Connection", "close")
 		http.Error(w, msg, code)
 	}
 	inner := next

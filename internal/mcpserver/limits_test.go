@@ -138,15 +138,27 @@ func TestHTTPBoundsRequestsInFlight(t *testing.T) {
 	url := serveHTTP(t, mcpserver.HTTPOptions{Stateless: true, JSONResponse: true, MaxInFlight: 1, BodyReadTimeout: time.Minute})
 	host := strings.TrimPrefix(url, "http://")
 	// A request whose body never completes holds the only slot.
-	held, err := net.Dial("tcp", host)
-	if err != nil {
-		t.Fatal(err)
+	var held net.Conn
+	sendHeld := func() {
+		t.Helper()
+		var err error
+		if held, err = net.Dial("tcp", host); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(held, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{\"jsonrpc\":", host)
 	}
+	sendHeld()
 	// Closed before the server is (cleanups run last first): a test that
 	// fails while it holds the slot must not leave the server's Close
 	// waiting on it.
 	t.Cleanup(func() { held.Close() })
-	fmt.Fprintf(held, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{\"jsonrpc\":", host)
+	// heldRefused reports whether the server answered the held request:
+	// it arrived while a call below held the slot and was refused.
+	heldRefused := func() bool {
+		_ = held.SetReadDeadline(time.Now().Add(time.Millisecond))
+		n, _ := held.Read(make([]byte, 1))
+		return n > 0
+	}
 	list := func() (int, string, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -161,7 +173,8 @@ func TestHTTPBoundsRequestsInFlight(t *testing.T) {
 		return resp.StatusCode, resp.Header.Get("Retry-After"), string(body)
 	}
 	// The held request takes its slot once the server has read its
-	// headers: until then a call may still pass.
+	// headers: until then a call may still pass, and while one is served
+	// the held request is refused itself and sent again.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		code, retry, body := list()
@@ -174,6 +187,29 @@ func TestHTTPBoundsRequestsInFlight(t *testing.T) {
 		if code != http.StatusOK || time.Now().After(deadline) {
 			t.Fatalf("while a request holds the only slot: %d %.300s (30 s after it was sent, if 200)", code, body)
 		}
+		if heldRefused() {
+			held.Close()
+			sendHeld()
+		}
+	}
+	// A request refused while its body is still coming is answered at
+	// once, not after the server has waited for the body it will not
+	// use (the held request above was such a refusal when it came while
+	// a call was served).
+	second, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	fmt.Fprintf(second, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{", host)
+	_ = second.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(second), nil)
+	if err != nil {
+		t.Fatalf("a request refused with its body unfinished was not answered: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !resp.Close {
+		t.Errorf("a request refused with its body unfinished: %d, connection close %v; want 503 and the connection closed", resp.StatusCode, resp.Close)
 	}
 	held.Close()
 	for {
