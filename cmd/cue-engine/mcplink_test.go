@@ -30,9 +30,19 @@ func TestDaemonLinkServesAfterTheServerRestartsInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(serving.Close)
-	go query.Serve(ctx, serving.NC, tools.CallerFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-		return json.RawMessage(`{"ok":true}`), nil
-	}), query.Options{Prefix: "cue.linktest"})
+	// The restart comes once every endpoint is subscribed: a first call
+	// can pass while the service still sets up the others.
+	ready, served := make(chan struct{}), make(chan error, 1)
+	go func() {
+		served <- query.Serve(ctx, serving.NC, tools.CallerFunc(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"ok":true}`), nil
+		}), query.Options{Prefix: "cue.linktest", Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-served:
+		t.Fatalf("the service stopped: %v", err)
+	}
 	info := workspace.DaemonInfo{PID: 1, NATSURL: srv.ClientURL(), QueryPrefix: "cue.linktest"}
 	link := &daemonLink{
 		log: slog.New(slog.DiscardHandler), wait: 2 * time.Second,

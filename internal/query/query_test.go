@@ -1,10 +1,13 @@
 package query_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -442,5 +445,95 @@ func TestNoticesCrossBesideTheResult(t *testing.T) {
 	}
 	if _, err := c.Call(context.Background(), tools.ReadContext, json.RawMessage(`{"query":"oauth login"}`)); err != nil {
 		t.Errorf("without a collector: %v", err)
+	}
+}
+
+// A service whose connection drops while it waits for the server to take
+// its subscriptions (the daemon's server restarting in place as the edge
+// starts) serves once the connection is back, rather than give up.
+func TestServeOutlivesADropWhileSubscribing(t *testing.T) {
+	_, srv := bustest.Start(t, bus.Settings{})
+	proxy := newCutProxy(t, strings.TrimPrefix(srv.ClientURL(), "nats://"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := bus.Connect(ctx, "nats://"+proxy.addr(), bus.ConnectOptions{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	proxy.armed.Store(true)
+	ready, finished := make(chan struct{}), make(chan error, 1)
+	go func() {
+		finished <- query.Serve(ctx, conn.NC, toolstest.Sample(), query.Options{Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-finished:
+		t.Fatalf("Serve gave up when its connection dropped: %v", err)
+	}
+	select {
+	case <-proxy.cut:
+	default:
+		t.Fatal("the connection was not cut while Serve flushed: the test proved nothing")
+	}
+	e := &env{t: t, url: srv.ClientURL(), nc: conn.NC}
+	if _, err := callDoc(e.client(query.ClientOptions{}), "docs/api.md"); err != nil {
+		t.Fatalf("a call once the connection is back: %v", err)
+	}
+}
+
+// cutProxy passes TCP through to a NATS server; armed, it cuts the first
+// connection whose client sends a PING (a flush) without passing it on.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	armed  atomic.Bool
+	cut    chan struct{}
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, cut: make(chan struct{})}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.pass(c)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *cutProxy) pass(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	go io.Copy(client, server)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		if n > 0 && bytes.Contains(buf[:n], []byte("PING\r\n")) && p.armed.CompareAndSwap(true, false) {
+			close(p.cut)
+			return
+		}
+		if n > 0 {
+			if _, werr := server.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }

@@ -128,7 +128,7 @@ func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options
 
 	// Calls from other connections find the endpoints only once the
 	// server has processed the subscriptions.
-	if err := nc.Flush(); err != nil {
+	if err := flushSubscriptions(ctx, nc); err != nil {
 		svc.Stop()
 		return err
 	}
@@ -153,6 +153,28 @@ func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options
 	}
 	s.close()
 	return nil
+}
+
+// flushSubscriptions returns once the server has processed what nc sent
+// so far. A connection that drops meanwhile (the server restarting in
+// place as the edge starts) fails the flush, as if closed, though it
+// reconnects and sends every subscription again: flush again once it is
+// back, rather than give up serving. It fails when nc is closed for good
+// or ctx ends.
+func flushSubscriptions(ctx context.Context, nc *nats.Conn) error {
+	pause := 50 * time.Millisecond
+	for {
+		err := nc.Flush()
+		if err == nil || nc.IsClosed() {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
 }
 
 // stopFlushTimeout bounds the wait for the server to confirm the
