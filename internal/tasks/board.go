@@ -148,6 +148,9 @@ type Board struct {
 	mu      sync.RWMutex
 	repos   map[string]*repoState
 	applied uint64 // last stream sequence applied
+	// resets counts the times the board dropped its tasks to replay a
+	// log from its start (checkLog).
+	resets uint64
 	// version counts the changes to the tasks, whether the follower or
 	// a Mutate applied them: answers computed from the board are
 	// fresh while it holds.
@@ -331,6 +334,7 @@ func (b *Board) checkLog(ctx context.Context) error {
 	b.unreadyLocked()
 	b.repos = make(map[string]*repoState)
 	b.applied = 0
+	b.resets++
 	b.version++
 	close(b.changed)
 	b.changed = make(chan struct{})
@@ -422,6 +426,13 @@ func (b *Board) follow(ctx context.Context, after uint64) error {
 	go bus.CheckEveryAndWhenAnnounced(watchCtx, b.LogCheck, b.recheck, func() (stop, unreadable bool) {
 		isReplaced, unreadable := b.logReplaced(watchCtx)
 		if !isReplaced {
+			if !unreadable {
+				// Made unready by a suspicion that this check does not
+				// bear out (Sync): the log's end is read again here, as
+				// Run would read it, or the board would wait for it
+				// for as long as it follows this log.
+				_ = b.readLogEnd(watchCtx)
+			}
 			return false, unreadable
 		}
 		b.mu.Lock()
@@ -566,8 +577,12 @@ func (b *Board) WaitSeq(ctx context.Context, seq uint64) error {
 // Sync was called: after it, reads see every write acknowledged before.
 func (b *Board) Sync(ctx context.Context) error {
 	// The position first: read after the log's state, it may include
-	// events applied since, past the end that state reports.
-	applied := b.Applied()
+	// events applied since, past the end that state reports. With it,
+	// the log it is a position in, and how often the board dropped its
+	// tasks to replay a log (checkLog).
+	b.mu.RLock()
+	applied, logID, resets := b.applied, b.logID, b.resets
+	b.mu.RUnlock()
 	s, err := b.logStream(ctx)
 	if err != nil {
 		return fmt.Errorf("tasks: stream %s: %w", events.TasksStream, err)
@@ -575,7 +590,11 @@ func (b *Board) Sync(ctx context.Context) error {
 	info := s.CachedInfo()
 	now := bus.StateOf(info)
 	b.mu.Lock()
-	replaced := b.logID != "" && now.Diverged(b.logID, applied) != ""
+	// A board that began replaying a log since the position was read
+	// holds it already: its position read before means nothing in it,
+	// and calling it replaced again would leave the board unready while
+	// its follower went on with the log.
+	replaced := logID != "" && b.logID == logID && b.resets == resets && now.Diverged(logID, applied) != ""
 	if replaced {
 		b.unreadyLocked()
 	}

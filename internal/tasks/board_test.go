@@ -760,3 +760,31 @@ func TestRetriedRequestAnswersTheFirstEvent(t *testing.T) {
 
 	check(startBoard(t, conn), "a retry on a board that replayed the log")
 }
+
+// A board made unready by a suspicion its follower's next look does not
+// bear out (a Sync that read its position before a replay began) reads
+// the log's end again and is ready once more, rather than wait for an
+// end nobody reads while it goes on following the log.
+func TestBoardUnreadyOnASuspicionBecomesReadyAgain(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	b := startBoard(t, conn)
+	ctx := ctxT(t)
+	if _, err := b.Append(ctx, events.TaskEvent{Repo: "app", Op: events.TaskCreated, Task: task("T-1"), Source: "mcp"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-b.Ready()
+	tasks.Unready(b)
+	if _, _, known := b.Replay(); known {
+		t.Fatal("the board knows the log's end right after being made unready")
+	}
+	b.Recheck()
+	select {
+	case <-b.Ready():
+	case <-ctx.Done():
+		applied, end, known := b.Replay()
+		t.Fatalf("still unready: applied %d, end %d, end known %v", applied, end, known)
+	}
+	if got := b.Tasks("app"); len(got) != 1 {
+		t.Errorf("%d tasks after becoming ready again; want 1", len(got))
+	}
+}
