@@ -57,10 +57,7 @@ func HTTPGuard(next http.Handler, opts HTTPOptions) http.Handler {
 		if code == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cuedeck"`)
 		}
-		// Answered before the body is read: without this the server
-		// reads the rest of the body first, with no deadline, and a
-		// client that never finishes it never gets the answer.
-		w.Header().Set("Connection", "close")
+		CloseAfterRefusal(w)
 		http.Error(w, msg, code)
 	}
 	inner := next
@@ -101,6 +98,13 @@ func HTTPGuard(next http.Handler, opts HTTPOptions) http.Handler {
 		inner.ServeHTTP(w, r)
 	})
 }
+
+// CloseAfterRefusal has the connection closed after the answer to a
+// request refused before its body was read. Otherwise the server reads
+// the rest of the body before it answers, with no deadline: a refused
+// client that never finishes its body (slow, or gone) would get no answer
+// and hold the connection for as long as it stays open.
+func CloseAfterRefusal(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
 // IdentityOf returns the Identity an HTTPGuard put in the SDK's TokenInfo.
 func IdentityOf(ti *auth.TokenInfo) (Identity, bool) {

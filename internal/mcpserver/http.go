@@ -115,7 +115,7 @@ func limitSessions(server *mcp.Server, h http.Handler, opts HTTPOptions) http.Ha
 		}
 		if open >= n {
 			log.Warn("http request refused", "reason", "too many sessions", "status", http.StatusServiceUnavailable, "limit", n, "remote", r.RemoteAddr)
-			closeAfterRefusal(w)
+			access.CloseAfterRefusal(w)
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("Service Unavailable: %d sessions are open, the most this server keeps; end sessions no longer used (DELETE with their Mcp-Session-Id), or wait for idle ones to close (after %s)", n, timeout), http.StatusServiceUnavailable)
 			return
@@ -148,19 +148,12 @@ func limitInFlight(h http.Handler, opts HTTPOptions) http.Handler {
 			h.ServeHTTP(w, r)
 		default:
 			log.Warn("http request refused", "reason", "too many requests in flight", "status", http.StatusServiceUnavailable, "limit", n, "remote", r.RemoteAddr)
-			closeAfterRefusal(w)
+			access.CloseAfterRefusal(w)
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, fmt.Sprintf("Service Unavailable: %d requests are being served, the most this server takes at once; retry in a second", n), http.StatusServiceUnavailable)
 		}
 	})
 }
-
-// closeAfterRefusal has the connection closed after the answer to a
-// request refused before its body was read. Otherwise the server reads
-// the rest of the body before it answers, with no deadline: a refused
-// client that never finishes its body (slow, or gone) would get no answer
-// and hold the connection for as long as it stays open.
-func closeAfterRefusal(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
 // limitBody refuses, with 413 and a log line, a request whose declared
 // length is over the limit, before anything reads it; a body that only
@@ -175,7 +168,7 @@ func limitBody(h http.Handler, opts HTTPOptions) http.Handler {
 		if r.ContentLength > opts.MaxBodyBytes {
 			log.Warn("http request refused", "reason", "body too large", "status", http.StatusRequestEntityTooLarge,
 				"bytes", r.ContentLength, "limit", opts.MaxBodyBytes, "remote", r.RemoteAddr, "path", r.URL.Path)
-			closeAfterRefusal(w)
+			access.CloseAfterRefusal(w)
 			http.Error(w, fmt.Sprintf("Request Entity Too Large: at most %d bytes", opts.MaxBodyBytes), http.StatusRequestEntityTooLarge)
 			return
 		}

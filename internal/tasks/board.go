@@ -71,7 +71,7 @@ type repoState struct {
 	// client's request id. Only the sequence: the event is read back from
 	// the log for the rare retry, where keeping every event made the
 	// board's heap grow by 2 KiB per write for as long as the daemon ran
-	// (48 MB after a minute of 64 agents writing), and the garbage
+	// (48 MB after 20 s of 64 agents writing), and the garbage
 	// collector's passes over it held up the writes themselves.
 	requests map[string]uint64
 	// othersWrote is when the follower last applied an event another
@@ -878,7 +878,7 @@ func (b *Board) MutateRequest(ctx context.Context, repo, requestID string, build
 // eventAt reads back the task event at seq: the event a retried request
 // made.
 func (b *Board) eventAt(ctx context.Context, seq uint64) (*events.TaskEvent, error) {
-	st, err := b.js.Stream(ctx, events.TasksStream)
+	st, err := b.logStream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tasks: read the event of a retried request: %w", err)
 	}
