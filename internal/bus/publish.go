@@ -88,3 +88,13 @@ func isStreamFull(err error) bool {
 	}
 	return false
 }
+
+// WrongLastSequence reports a compare-and-set publish refused because the
+// subject's last sequence is not the one expected. A replicated stream
+// answers it with its own code (10164), a single replica with 10071: a
+// check of one code alone takes every conflict on a cluster for a failure.
+func WrongLastSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}

@@ -304,6 +304,7 @@ func (s *Service) encode(ctx context.Context, rec *events.DocRecord) ([]byte, er
 // the bucket one request instead of two.
 func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, data []byte, first bool) (current bool, err error) {
 	seq := rec.SourceSeq
+	conflicted := false
 	if first {
 		err := s.putRecord(ctx, key, rec, data, 0)
 		if err == nil {
@@ -313,56 +314,83 @@ func (s *Service) write(ctx context.Context, key string, rec *events.DocRecord, 
 			return false, fmt.Errorf("indexer: write %s: %w", key, err)
 		}
 		// The key has an entry after all (a redelivery of this event, an
-		// earlier index ingest forgot): read it, as without the hint.
-	}
-	kv, err := s.conn.KV(ctx, events.DocsBucket)
-	if err != nil {
-		return false, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
+		// earlier index ingest forgot, a delete marker): read it.
+		conflicted = true
 	}
 	for attempt := 0; attempt < 100; attempt++ {
-		entry, err := kv.Get(ctx, key)
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
-			var rev uint64
-			if entry != nil {
-				rev = entry.Revision()
-			}
-			err = s.putRecord(ctx, key, rec, data, rev)
-			if rev == 0 && errors.Is(err, errRevisionMoved) {
-				// KeyValue.Get hides a delete marker: write after it (a
-				// new file, the common case, needed no lookup).
-				if rev, err = s.markerRevision(ctx, key); err == nil {
-					err = s.putRecord(ctx, key, rec, data, rev)
-				}
-			}
-		case err != nil:
-			return false, fmt.Errorf("indexer: get %s: %w", key, err)
-		default:
-			stored, derr := events.DecodeDocRecord(entry.Value())
+		// After a conflict the key is read from the bucket's leader: on
+		// a cluster the first read may be answered by a replica still
+		// catching up (a restore, a node back from a restart), and every
+		// write against its answer would fail for as long as it lags.
+		stored, rev, err := s.lastRecord(ctx, key, conflicted)
+		if err != nil {
+			return false, err
+		}
+		if stored != nil {
+			dec, derr := events.DecodeDocRecord(stored)
 			if derr != nil && errors.Is(derr, events.ErrUnsupportedVersion) {
 				return false, bus.Permanent(fmt.Errorf("indexer: %s was written by a newer release (%v); upgrade this indexer", key, derr))
 			}
-			if derr == nil && stored.SourceSeq >= seq {
+			if derr == nil && dec.SourceSeq >= seq {
 				// A newer event already won, or this very one did.
-				return stored.SourceSeq == seq, nil
+				return dec.SourceSeq == seq, nil
 			}
-			if changed := changesAfter(stored, *rec); derr == nil && !slices.EqualFunc(changed, rec.Changed, time.Time.Equal) {
+			if changed := changesAfter(dec, *rec); derr == nil && !slices.EqualFunc(changed, rec.Changed, time.Time.Equal) {
 				rec.Changed = changed
 				if data, err = s.encode(ctx, rec); err != nil {
 					return false, err
 				}
 			}
-			err = s.putRecord(ctx, key, rec, data, entry.Revision())
 		}
+		err = s.putRecord(ctx, key, rec, data, rev)
 		if err == nil {
 			return true, nil
 		}
-		if errors.Is(err, errRevisionMoved) {
-			continue
+		if !errors.Is(err, errRevisionMoved) {
+			return false, fmt.Errorf("indexer: write %s: %w", key, err)
 		}
-		return false, fmt.Errorf("indexer: write %s: %w", key, err)
+		conflicted = true
 	}
 	return false, fmt.Errorf("indexer: write %s: too many concurrent writers", key)
+}
+
+// lastRecord is key's last entry in the docs bucket: the stored record
+// (nil for none, a delete or a purge) and the revision a write after it
+// must expect (0 for no entry at all). fromLeader asks the bucket's
+// leader (bus.LastFromLeader); otherwise any replica answers, which is
+// one round trip and, on a single node or a replica that keeps up, the
+// same answer.
+func (s *Service) lastRecord(ctx context.Context, key string, fromLeader bool) (stored []byte, rev uint64, err error) {
+	if fromLeader {
+		msg, err := s.conn.LastFromLeader(ctx, "KV_"+events.DocsBucket, events.DocsSubject(key))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return nil, 0, nil
+		case err != nil:
+			return nil, 0, fmt.Errorf("indexer: read %s: %w", key, err)
+		}
+		if op := msg.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+			return nil, msg.Sequence, nil
+		}
+		return msg.Data, msg.Sequence, nil
+	}
+	kv, err := s.conn.KV(ctx, events.DocsBucket)
+	if err != nil {
+		return nil, 0, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
+	}
+	entry, err := kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		// KeyValue.Get hides a delete marker's revision: a write after
+		// it conflicts, and the retry reads the marker from the leader.
+		if entry != nil {
+			return nil, entry.Revision(), nil
+		}
+		return nil, 0, nil
+	case err != nil:
+		return nil, 0, fmt.Errorf("indexer: get %s: %w", key, err)
+	}
+	return entry.Value(), entry.Revision(), nil
 }
 
 // errRevisionMoved is putRecord's compare-and-set conflict.
@@ -380,33 +408,10 @@ func (s *Service) putRecord(ctx context.Context, key string, rec *events.DocReco
 		msg.Header.Set(name, v)
 	}
 	_, err := s.conn.JS.PublishMsg(ctx, msg)
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+	if bus.WrongLastSequence(err) {
 		return errRevisionMoved
 	}
 	return err
-}
-
-// markerRevision is the revision of the delete or purge marker that is
-// key's last entry, 0 when the key has no entry: what a write after it
-// must expect (KeyValue.Get hides the marker). errRevisionMoved means a
-// record was written since Get found none.
-func (s *Service) markerRevision(ctx context.Context, key string) (uint64, error) {
-	stream, err := s.conn.JS.Stream(ctx, "KV_"+events.DocsBucket)
-	if err != nil {
-		return 0, fmt.Errorf("indexer: bucket %s: %w", events.DocsBucket, err)
-	}
-	msg, err := stream.GetLastMsgForSubject(ctx, events.DocsSubject(key))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("indexer: read %s: %w", key, err)
-	}
-	if op := msg.Header.Get("KV-Operation"); op != "DEL" && op != "PURGE" {
-		return 0, errRevisionMoved // written since the read
-	}
-	return msg.Sequence, nil
 }
 
 // changesAfter is rec's change times (DocRecord.Changed) when it replaces

@@ -950,7 +950,7 @@ func (b *Board) writeOne(ctx context.Context, repo, requestID string, build func
 		if err == nil {
 			return b.settle(ctx, repo, requestID, ev, expect, ack)
 		}
-		if !isWrongLastSequence(err) {
+		if !bus.WrongLastSequence(err) {
 			return 0, false, err
 		}
 		b.logger.Debug("task log moved; retrying", "repo", repo, "expected_seq", expect, "attempt", attempt)
@@ -1257,12 +1257,12 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 				// follows this sequence.
 				prevSeq = ack.Sequence
 			}
-		case k == 0 && isWrongLastSequence(err):
+		case k == 0 && bus.WrongLastSequence(err):
 			// Another writer moved the repo on: the first request
 			// catches up on its own once the rest of the chain, which
 			// broke with it, has answered.
 			firstLost = true
-		case isWrongLastMsgID(err) || isWrongLastSequence(err):
+		case isWrongLastMsgID(err) || bus.WrongLastSequence(err):
 			// Not stored: the chain broke before it.
 			back = append(back, q)
 		default:
@@ -1505,7 +1505,7 @@ func (b *Board) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.Pu
 		b.logger.Debug("a task event's publish went unanswered; publishing it again", "subject", msg.Subject, "after", publishAsk)
 		unanswered = true
 	})
-	if err != nil && unanswered && isWrongLastSequence(err) {
+	if err != nil && unanswered && bus.WrongLastSequence(err) {
 		if stored := b.storedLast(ctx, msg); stored != nil {
 			ack, err = stored, nil
 		}
@@ -1543,10 +1543,4 @@ const errCodeWrongLastMsgID = 10070
 func isWrongLastMsgID(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeWrongLastMsgID
-}
-
-func isWrongLastSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
