@@ -96,9 +96,14 @@ func Serve(ctx context.Context, nc *nats.Conn, caller tools.Caller, opts Options
 	if opts.Docs != nil {
 		caller = docsCaller{Caller: caller, docs: opts.Docs}
 	}
-	s := &server{nc: nc, caller: caller, opts: opts, slots: make(chan struct{}, opts.MaxConcurrent)}
+	s := &server{nc: nc, caller: caller, opts: opts, calls: make(chan func())}
 	// Calls in flight at shutdown finish; they are bounded by CallTimeout.
 	s.callCtx = context.WithoutCancel(ctx)
+	for range opts.MaxConcurrent {
+		go s.work()
+	}
+	// Also on the returns below that fail before serving.
+	defer s.close()
 
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        ServiceName,
@@ -186,11 +191,25 @@ type server struct {
 	caller  tools.Caller
 	opts    Options
 	callCtx context.Context
-	slots   chan struct{}
+	// calls hands each call to one of MaxConcurrent workers, waiting
+	// while all are busy. A worker outlives its calls so that its stack
+	// does too: a goroutine per call started with the smallest stack and
+	// was copied, each call, as it grew to what argument validation
+	// (jsonschema's recursion) needs — 4-5 % of the daemon's CPU with 64
+	// agents writing tasks.
+	calls chan func()
 
-	mu      sync.Mutex
-	closed  bool
-	running sync.WaitGroup
+	mu        sync.Mutex
+	closed    bool
+	running   sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// work runs calls until the server closes.
+func (s *server) work() {
+	for call := range s.calls {
+		call()
+	}
 }
 
 // begin counts a call in, unless the server has closed.
@@ -204,12 +223,16 @@ func (s *server) begin() bool {
 	return true
 }
 
-// close refuses new calls and waits for those running.
+// close refuses new calls, waits for those running and stops the
+// workers. Calling it again does nothing.
 func (s *server) close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.running.Wait()
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.running.Wait()
+		close(s.calls)
+	})
 }
 
 func (s *server) handler(tool string) micro.HandlerFunc {
@@ -218,12 +241,10 @@ func (s *server) handler(tool string) micro.HandlerFunc {
 			s.respond(req, tool, nil, errShuttingDown)
 			return
 		}
-		// Waiting for a slot here holds up this endpoint's subscription:
-		// backpressure instead of unbounded goroutines.
-		s.slots <- struct{}{}
-		go func() {
+		// Waiting for a worker here holds up this endpoint's
+		// subscription: backpressure instead of unbounded goroutines.
+		s.calls <- func() {
 			defer s.running.Done()
-			defer func() { <-s.slots }()
 			id, err := s.identify(req.Headers())
 			if err != nil {
 				s.opts.Logger.Warn("query: call refused", "tool", tool, "reason", err.Error())
@@ -235,7 +256,7 @@ func (s *server) handler(tool string) micro.HandlerFunc {
 			ctx, notices := tools.WithNotices(ctx)
 			out, err := s.caller.Call(ctx, tool, json.RawMessage(req.Data()))
 			s.respondNoting(req, tool, out, notices.Texts(), err)
-		}()
+		}
 	}
 }
 
