@@ -1121,18 +1121,20 @@ func (b *Board) writeRound(repo string, round []*writeReq) []*writeReq {
 	// again before the lock is released: a copy of a repo's tasks per
 	// round cost more than the writes themselves once a repo held
 	// thousands.
-	var (
-		evs     []events.TaskEvent
-		members []*writeReq
-		expect  uint64
-		next    = len(live) // first request not in the chain
-	)
 	type undo struct {
 		id  string
 		old events.Task
 		had bool
 	}
-	var undos []undo
+	// Sized for the whole round: grown by appends, the events and undos
+	// (a task each) were over a quarter of what a round allocated.
+	var (
+		evs     = make([]events.TaskEvent, 0, len(live))
+		members = make([]*writeReq, 0, len(live))
+		undos   = make([]undo, 0, len(live))
+		expect  uint64
+		next    = len(live) // first request not in the chain
+	)
 	b.mu.Lock()
 	r := b.repos[repo]
 	scratch := map[string]events.Task{}
