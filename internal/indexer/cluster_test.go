@@ -17,12 +17,12 @@ import (
 
 // A restore writes the docs bucket of a three-node cluster back from a
 // backup while the indexer, on another node, writes newer records of the
-// same keys: every event is stored at its first delivery, and published
-// again after the restore, wins. On a
-// replicated stream a compare-and-set conflict comes back with its own
-// code (10164) when the key has a write in flight, and a replica catching
-// up answers reads with what it has; the indexer took the first for a
-// failure and retried the second against the same replica.
+// same keys: every event is stored at its first delivery, and each
+// published again after the restore wins. On a replicated stream a
+// compare-and-set conflict comes back with its own code (10164) when the
+// key has a write in flight, and a replica catching up answers reads with
+// what it has; the indexer took the first for a failure and retried the
+// second against the same replica.
 func TestWritesOutlastARestoreOfAReplicatedBucket(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a three-node cluster")
