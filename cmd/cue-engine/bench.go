@@ -26,6 +26,7 @@ import (
 const benchUsage = `usage: cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
        cue bench --repo DIR|goroot [--limit N] [--model none|builtin|ollama:M] [--embed-timeout D]
                  [--queries N] [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
+       cue bench --tasks [--clients 1,8,64] [--edges 1,2] [--duration 30s] [--json FILE|-] [--out DIR] [--keep]
        cue bench --savings [--seed N] [--json FILE|-]
 
 Generates a corpus of markdown, code and task cards (deterministic from
@@ -54,6 +55,15 @@ extraction throughput, and ripgrep on the same queries. Prints a table;
                  with --repo: stop waiting for every vector D after the daemon's
                  start and report how far embedding got (default 10m)
   --queries N    with --repo: queries derived from the repository (default 10)
+  --tasks        agents writing tasks at once: for each --edges and --clients, fresh
+                 daemons (cue init, cue up as child processes; a second edge joins
+                 the first one's NATS server) and that many MCP clients creating
+                 tasks and moving them to active and done for --duration; reports
+                 create_task and update_task p50/p99, writes/s and failures, and
+                 reads the task log for acknowledged writes lost or duplicated
+  --clients LIST with --tasks: concurrent clients per level (default 1,8,64)
+  --edges LIST   with --tasks: edges per level, 1 or 2 (default 1,2)
+  --duration D   with --tasks: how long each level writes (default 30s)
   --savings      only the token-savings report: a task touching 5 files of a
                  500-file Go repository, whole and as scenes (default seed 2)
 `
@@ -78,6 +88,10 @@ func cmdBench(args []string) error {
 	queries := fs.Int("queries", 10, "")
 	samples := fs.Int("samples", 0, "")                 // samples per figure, for tests; not advertised
 	indexTimeout := fs.Duration("index-timeout", 0, "") // for tests; not advertised
+	tasks := fs.Bool("tasks", false, "")
+	clients := fs.String("clients", "1,8,64", "")
+	edges := fs.String("edges", "1,2", "")
+	duration := fs.Duration("duration", 30*time.Second, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Print(benchUsage)
@@ -90,6 +104,30 @@ func cmdBench(args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *tasks {
+		for _, other := range []string{"size", "files", "savings", "debounce", "repo", "limit", "model", "embed-files", "embed-timeout", "queries", "seed"} {
+			if set[other] {
+				return fmt.Errorf("bench: --tasks measures task writes on daemons of their own; --%s is for another bench", other)
+			}
+		}
+		o := bench.TasksOptions{Duration: *duration, Keep: *keep}
+		var err error
+		if o.Clients, err = intList("clients", *clients); err != nil {
+			return err
+		}
+		if o.Edges, err = intList("edges", *edges); err != nil {
+			return err
+		}
+		if set["log-level"] {
+			o.LogLevel = *logLevel
+		}
+		return benchTasks(o, *out, *jsonOut)
+	}
+	for _, tasksOnly := range []string{"clients", "edges", "duration"} {
+		if set[tasksOnly] {
+			return fmt.Errorf("bench: --%s goes with --tasks", tasksOnly)
+		}
+	}
 	if *repo != "" {
 		for _, other := range []string{"size", "files", "savings", "debounce"} {
 			if set[other] {
@@ -149,23 +187,10 @@ func cmdBench(args []string) error {
 	} else {
 		o.RipgrepMissing = "ripgrep not found: apt-get install ripgrep"
 	}
-	ro, err := openReportOutput(*jsonOut)
-	if err != nil {
-		return err
-	}
-	defer ro.close()
-	o.Progress = bench.NewProgress(os.Stderr, isTerminal(os.Stderr))
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := bench.Run(ctx, o)
-	if err != nil && ctx.Err() != nil {
-		return errors.New("bench: interrupted")
-	}
-	if err != nil {
-		return err
-	}
-	return ro.write(rep.WriteTable, rep)
+	return runBench(*jsonOut, func(ctx context.Context, p *bench.Progress) (*bench.Report, error) {
+		o.Progress = p
+		return bench.Run(ctx, o)
+	})
 }
 
 // benchRepo runs `cue bench --repo`: the product's own binary on a copy
@@ -210,15 +235,47 @@ func benchRepo(o bench.RepoOptions, seed, out, jsonOut string, logLevelSet bool)
 	} else {
 		o.RipgrepMissing = "ripgrep not found: apt-get install ripgrep"
 	}
+	return runBench(jsonOut, func(ctx context.Context, p *bench.Progress) (*bench.RepoReport, error) {
+		o.Progress = p
+		return bench.RunRepo(ctx, o)
+	})
+}
+
+// benchTasks runs `cue bench --tasks`: the product's own binary as the
+// daemons, the bench's process as the agents.
+func benchTasks(o bench.TasksOptions, out, jsonOut string) error {
+	if _, err := role.NewLogger(o.LogLevel, false); o.LogLevel != "" && err != nil {
+		return fmt.Errorf("bench: --log-level: %w", err)
+	}
+	if out != "" {
+		var err error
+		if o.Dir, err = filepath.Abs(out); err != nil {
+			return err
+		}
+	}
+	var err error
+	if o.Engine, err = os.Executable(); err != nil {
+		return fmt.Errorf("bench: cannot locate cue-engine to run the daemons: %w", err)
+	}
+	return runBench(jsonOut, func(ctx context.Context, p *bench.Progress) (*bench.TasksReport, error) {
+		o.Progress = p
+		return bench.RunTasks(ctx, o)
+	})
+}
+
+// runBench runs a bench, its progress on stderr, until it ends or is
+// interrupted, and writes its report where reportOutput says. The
+// report's file is created first, so a path that cannot be written fails
+// before minutes of measuring.
+func runBench[R interface{ WriteTable(io.Writer) error }](jsonOut string, run func(context.Context, *bench.Progress) (R, error)) error {
 	w, err := openReportOutput(jsonOut)
 	if err != nil {
 		return err
 	}
 	defer w.close()
-	o.Progress = bench.NewProgress(os.Stderr, isTerminal(os.Stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rep, err := bench.RunRepo(ctx, o)
+	rep, err := run(ctx, bench.NewProgress(os.Stderr, isTerminal(os.Stderr)))
 	if err != nil && ctx.Err() != nil {
 		return errors.New("bench: interrupted")
 	}
@@ -226,6 +283,19 @@ func benchRepo(o bench.RepoOptions, seed, out, jsonOut string, logLevelSet bool)
 		return err
 	}
 	return w.write(rep.WriteTable, rep)
+}
+
+// intList parses flag name's comma-separated counts.
+func intList(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bench: --%s %q: give counts of at least 1, separated by commas (e.g. 1,8,64)", name, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // reportOutput is where a report goes: the table to stdout, or to stderr

@@ -410,20 +410,40 @@ func (b *repoRun) prepare(ctx context.Context, src string) error {
 // agent) and transcript tailing off (the user's own sessions are not the
 // repository's), and checks that the daemon will read it so.
 func (b *repoRun) configure() error {
-	path := b.ws.Path(workspace.ConfigFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	text := string(data)
-	sets := []struct{ section, key, value string }{
+	sets := []tomlSet{
 		{"embed", "model", strconv.Quote(b.o.Model)},
 		{"mcp", "rate_limits_mode", `"off"`},
 		{"transcripts", "disabled", "true"},
 	}
 	if b.o.EmbedFiles != "" {
-		sets = append(sets, struct{ section, key, value string }{"embed", "files", strconv.Quote(b.o.EmbedFiles)})
+		sets = append(sets, tomlSet{"embed", "files", strconv.Quote(b.o.EmbedFiles)})
 	}
+	if err := configureWorkspace(b.ws, sets); err != nil {
+		return err
+	}
+	cfg, err := b.ws.LoadConfig()
+	if err != nil {
+		return fmt.Errorf("bench: the configured workspace: %w", err)
+	}
+	if cfg.Embed.Model != b.o.Model || cfg.MCP.RateLimitsOn() || !cfg.Transcripts.Disabled || cfg.MCP.HTTPDisabled ||
+		cfg.Embed.Files != b.o.EmbedFiles {
+		return fmt.Errorf("bench: %s does not read back as configured (model %q)", b.ws.Path(workspace.ConfigFile), cfg.Embed.Model)
+	}
+	return nil
+}
+
+// tomlSet is a key's value in a section of the workspace's config.
+type tomlSet struct{ section, key, value string }
+
+// configureWorkspace sets keys of the config `cue init` wrote in ws, and
+// checks that it still loads.
+func configureWorkspace(ws *workspace.Workspace, sets []tomlSet) error {
+	path := ws.Path(workspace.ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	text := string(data)
 	for _, set := range sets {
 		if text, err = setTOMLKey(text, set.section, set.key, set.value); err != nil {
 			return err
@@ -432,15 +452,15 @@ func (b *repoRun) configure() error {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	cfg, err := b.ws.LoadConfig()
-	if err != nil {
+	if _, err := ws.LoadConfig(); err != nil {
 		return fmt.Errorf("bench: the configured workspace: %w", err)
 	}
-	if cfg.Embed.Model != b.o.Model || cfg.MCP.RateLimitsOn() || !cfg.Transcripts.Disabled || cfg.MCP.HTTPDisabled ||
-		cfg.Embed.Files != b.o.EmbedFiles {
-		return fmt.Errorf("bench: %s does not read back as configured (model %q)", path, cfg.Embed.Model)
-	}
 	return nil
+}
+
+// execEngine runs the engine binary with args and returns its output.
+func execEngine(ctx context.Context, engine string, args ...string) ([]byte, error) {
+	return exec.CommandContext(ctx, engine, args...).CombinedOutput()
 }
 
 // setTOMLKey replaces the line of key in [section] of a TOML text, or

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,167 +15,42 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
-	"github.com/cuedeck/cuedeck/internal/query"
+	"github.com/cuedeck/cuedeck/internal/taskload"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 	"github.com/cuedeck/cuedeck/pkg/events"
 )
 
-// taskLoad is what the clients of one load run saw.
-type taskLoad struct {
-	mu             sync.Mutex
-	create, update []time.Duration
-	failures       map[string]int
-	// created are the acknowledged tasks; updates the request ids of the
-	// acknowledged updates.
-	created, updates []string
-}
-
-func (l *taskLoad) failed(tool string, err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	code := "other"
-	var te *tools.Error
-	if errors.As(err, &te) {
-		code = strconv.Itoa(te.Code)
-	}
-	l.failures[tool+" "+code+": "+shortErr(err)]++
-}
-
-func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 80 {
-		s = s[:80]
-	}
-	return s
-}
-
-// runTaskLoad has clients concurrent MCP clients (each its own NATS
-// connection, as each agent's `cue mcp` is) create a task and update it
-// again and again for d, through the edges' query services round robin.
-func runTaskLoad(t testing.TB, urls []string, prefixes []string, clients int, d time.Duration) *taskLoad {
-	l := &taskLoad{failures: map[string]int{}}
-	ctx := context.Background()
-	deadline := time.Now().Add(d)
-	var wg sync.WaitGroup
-	for c := range clients {
-		conn, err := bus.Connect(ctx, urls[c%len(urls)], bus.ConnectOptions{Name: fmt.Sprintf("load-%d", c)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		caller, err := query.NewClient(conn.NC, query.ClientOptions{Prefix: prefixes[c%len(prefixes)]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() {
-			for i := 0; time.Now().Before(deadline); i++ {
-				req := fmt.Sprintf("c%d-%d", c, i)
-				args, _ := json.Marshal(map[string]any{"title": "Load task " + req, "request_id": req + "-create"})
-				start := time.Now()
-				out, err := caller.Call(ctx, tools.CreateTask, args)
-				took := time.Since(start)
-				if err != nil {
-					l.failed(tools.CreateTask, err)
-					continue
-				}
-				var res tools.CreateTaskResult
-				if err := json.Unmarshal(out, &res); err != nil {
-					t.Error(err)
-					return
-				}
-				l.mu.Lock()
-				l.create = append(l.create, took)
-				l.created = append(l.created, res.ID)
-				l.mu.Unlock()
-				for j, status := range []string{"active", "done"} {
-					up := fmt.Sprintf("%s-update%d", req, j)
-					args, _ := json.Marshal(map[string]any{"id": res.ID, "updates": map[string]any{"status": status}, "request_id": up})
-					start := time.Now()
-					_, err := caller.Call(ctx, tools.UpdateTask, args)
-					took := time.Since(start)
-					if err != nil {
-						l.failed(tools.UpdateTask, err)
-						continue
-					}
-					l.mu.Lock()
-					l.update = append(l.update, took)
-					l.updates = append(l.updates, up)
-					l.mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return l
-}
-
-// checkExactlyOnce reads the whole task log and requires every
-// acknowledged create and update in it exactly once.
-func checkExactlyOnce(t testing.TB, js jetstream.JetStream, l *taskLoad) {
+// runTaskLoad runs taskload with clients clients for d against the
+// query services at prefixes on urls, and requires that every
+// acknowledged write is in the task log exactly once.
+func runTaskLoad(t testing.TB, js jetstream.JetStream, urls, prefixes []string, clients int, d time.Duration) *taskload.Result {
 	t.Helper()
-	creates, requests := map[string]int{}, map[string]int{}
-	for _, ev := range bustest.Events(t, js, events.TasksStream) {
-		if te, ok := ev.(events.TaskEvent); ok {
-			if te.Op == events.TaskCreated {
-				creates[te.Task.ID]++
-			}
-			if te.RequestID != "" {
-				requests[te.RequestID]++
-			}
-		}
+	ctx := context.Background()
+	r, err := taskload.Run(ctx, taskload.Options{URLs: urls, Prefixes: prefixes, Clients: clients, Duration: d})
+	if err != nil {
+		t.Fatal(err)
 	}
-	lost, dup := 0, 0
-	for _, id := range l.created {
-		switch creates[id] {
-		case 0:
-			lost++
-		case 1:
-		default:
-			dup++
-		}
-	}
-	for _, req := range l.updates {
-		switch requests[req] {
-		case 0:
-			lost++
-		case 1:
-		default:
-			dup++
-		}
-	}
-	for req, k := range requests {
-		if k > 1 && !slices.Contains(l.updates, req) {
-			dup += k - 1
-		}
+	lost, dup, err := r.Check(ctx, js)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if lost+dup > 0 {
-		t.Errorf("of %d acknowledged creates and %d updates, %d are not in the task log and %d are there more than once", len(l.created), len(l.updates), lost, dup)
+		t.Errorf("of %d acknowledged creates and %d updates, %d are not in the task log and %d are there more than once", len(r.Created), len(r.Updates), lost, dup)
 	}
+	return r
 }
 
-func (l *taskLoad) report(b *testing.B, d time.Duration) {
-	cs, us := l.create, l.update
-	p := func(lat []time.Duration, q float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		s := slices.Clone(lat)
-		slices.Sort(s)
-		return float64(s[min(len(s)-1, int(q*float64(len(s))))].Microseconds()) / 1000
-	}
-	failures := 0
-	for _, n := range l.failures {
-		failures += n
-	}
-	b.ReportMetric(p(cs, 0.5), "create-p50-ms")
-	b.ReportMetric(p(cs, 0.99), "create-p99-ms")
-	b.ReportMetric(p(us, 0.5), "update-p50-ms")
-	b.ReportMetric(p(us, 0.99), "update-p99-ms")
-	b.ReportMetric(float64(len(cs)+len(us))/d.Seconds(), "writes/s")
-	b.ReportMetric(float64(failures), "failures")
+func report(b *testing.B, r *taskload.Result) {
+	s := r.Summary()
+	b.ReportMetric(s.CreateP50Ms, "create-p50-ms")
+	b.ReportMetric(s.CreateP99Ms, "create-p99-ms")
+	b.ReportMetric(s.UpdateP50Ms, "update-p50-ms")
+	b.ReportMetric(s.UpdateP99Ms, "update-p99-ms")
+	b.ReportMetric(s.WritesPerSecond, "writes/s")
+	b.ReportMetric(float64(s.Failures), "failures")
 	b.ReportMetric(0, "ns/op")
-	for what, n := range l.failures {
+	for what, n := range s.FailureKinds {
 		b.Logf("%d× %s", n, what)
 	}
 }
@@ -204,9 +78,7 @@ func BenchmarkTaskWrites(b *testing.B) {
 				root := b.TempDir()
 				write(b, root, "a.md", "# A\n")
 				n := startNode(b, root, noModel)
-				l := runTaskLoad(b, []string{n.info.NATSURL}, []string{n.info.QueryPrefix}, clients, d)
-				checkExactlyOnce(b, n.conn.JS, l)
-				l.report(b, d)
+				report(b, runTaskLoad(b, n.conn.JS, []string{n.info.NATSURL}, []string{n.info.QueryPrefix}, clients, d))
 			}
 		})
 	}
@@ -227,9 +99,7 @@ func BenchmarkTaskWrites(b *testing.B) {
 					})
 					prefix = n.info.QueryPrefix
 				}
-				l := runTaskLoad(b, []string{srv.ClientURL()}, []string{prefix}, clients, d)
-				checkExactlyOnce(b, conn.JS, l)
-				l.report(b, d)
+				report(b, runTaskLoad(b, conn.JS, []string{srv.ClientURL()}, []string{prefix}, clients, d))
 			}
 		})
 	}
@@ -245,14 +115,13 @@ func TestConcurrentTaskWritesNeverFail(t *testing.T) {
 	root := t.TempDir()
 	write(t, root, "a.md", "# A\n")
 	n := startNode(t, root, func(cfg *workspace.Config) { cfg.Embed.Model = "none" })
-	l := runTaskLoad(t, []string{n.info.NATSURL}, []string{n.info.QueryPrefix}, 32, 3*time.Second)
-	for what, k := range l.failures {
+	l := runTaskLoad(t, n.conn.JS, []string{n.info.NATSURL}, []string{n.info.QueryPrefix}, 32, 3*time.Second)
+	for what, k := range l.Failures {
 		t.Errorf("%d× %s", k, what)
 	}
-	if len(l.created) == 0 {
+	if len(l.Created) == 0 {
 		t.Fatal("no task created")
 	}
-	checkExactlyOnce(t, n.conn.JS, l)
 }
 
 // The same through two daemons on one NATS server, whose edges share the
@@ -274,14 +143,13 @@ func TestConcurrentTaskWritesOfTwoEdgesNeverFail(t *testing.T) {
 		})
 		prefix = n.info.QueryPrefix
 	}
-	l := runTaskLoad(t, []string{srv.ClientURL()}, []string{prefix}, 32, 3*time.Second)
-	for what, k := range l.failures {
+	l := runTaskLoad(t, conn.JS, []string{srv.ClientURL()}, []string{prefix}, 32, 3*time.Second)
+	for what, k := range l.Failures {
 		t.Errorf("%d× %s", k, what)
 	}
-	if len(l.created) == 0 {
+	if len(l.Created) == 0 {
 		t.Fatal("no task created")
 	}
-	checkExactlyOnce(t, conn.JS, l)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	kv, err := conn.JS.KeyValue(ctx, events.TaskWritersBucket)
@@ -341,8 +209,10 @@ func TestRetriedTaskWritesWithARequestIDWriteOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := &taskLoad{created: []string{first}, updates: []string{"8f0c7c1e-update"}}
-	checkExactlyOnce(t, n.conn.JS, l)
+	l := &taskload.Result{Created: []string{first}, Updates: []string{"8f0c7c1e-update"}}
+	if lost, dup, err := l.Check(ctx, n.conn.JS); err != nil || lost+dup > 0 {
+		t.Fatalf("the task log lacks %d of the writes and holds %d twice (%v)", lost, dup, err)
+	}
 	titles := listedTitles(t, n)
 	if !titles["Written once"] || len(titles) != 1 {
 		t.Fatalf("list_tasks: %v", titles)
