@@ -26,7 +26,8 @@ import (
 const benchUsage = `usage: cue bench --size 1k|10k|50k [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
        cue bench --repo DIR|goroot [--limit N] [--model none|builtin|ollama:M] [--embed-timeout D]
                  [--queries N] [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
-       cue bench --tasks [--clients 1,8,64] [--edges 1,2] [--duration 30s] [--json FILE|-] [--out DIR] [--keep]
+       cue bench --tasks [--clients 1,8,64] [--edges 1,2] [--second-edge daemon|mcp-edge] [--duration 30s]
+                 [--json FILE|-] [--out DIR] [--keep]
        cue bench --savings [--seed N] [--json FILE|-]
 
 Generates a corpus of markdown, code and task cards (deterministic from
@@ -63,6 +64,9 @@ extraction throughput, and ripgrep on the same queries. Prints a table;
                  reads the task log for acknowledged writes lost or duplicated
   --clients LIST with --tasks: concurrent clients per level (default 1,8,64)
   --edges LIST   with --tasks: edges per level, 1 or 2 (default 1,2)
+  --second-edge daemon|mcp-edge
+                 with --tasks: a second edge is another daemon (default), or the
+                 mcp-edge binary beside cue-engine (make build), as a team runs edges
   --duration D   with --tasks: how long each level writes (default 30s)
   --savings      only the token-savings report: a task touching 5 files of a
                  500-file Go repository, whole and as scenes (default seed 2)
@@ -91,6 +95,7 @@ func cmdBench(args []string) error {
 	tasks := fs.Bool("tasks", false, "")
 	clients := fs.String("clients", "1,8,64", "")
 	edges := fs.String("edges", "1,2", "")
+	secondEdge := fs.String("second-edge", bench.SecondEdgeDaemon, "")
 	duration := fs.Duration("duration", 30*time.Second, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -110,7 +115,7 @@ func cmdBench(args []string) error {
 				return fmt.Errorf("bench: --tasks measures task writes on daemons of their own; --%s is for another bench", other)
 			}
 		}
-		o := bench.TasksOptions{Duration: *duration, Keep: *keep}
+		o := bench.TasksOptions{Duration: *duration, Keep: *keep, SecondEdge: *secondEdge}
 		var err error
 		if o.Clients, err = intList("clients", *clients); err != nil {
 			return err
@@ -123,7 +128,7 @@ func cmdBench(args []string) error {
 		}
 		return benchTasks(o, *out, *jsonOut)
 	}
-	for _, tasksOnly := range []string{"clients", "edges", "duration"} {
+	for _, tasksOnly := range []string{"clients", "edges", "second-edge", "duration"} {
 		if set[tasksOnly] {
 			return fmt.Errorf("bench: --%s goes with --tasks", tasksOnly)
 		}
@@ -257,6 +262,7 @@ func benchTasks(o bench.TasksOptions, out, jsonOut string) error {
 	if o.Engine, err = os.Executable(); err != nil {
 		return fmt.Errorf("bench: cannot locate cue-engine to run the daemons: %w", err)
 	}
+	o.MCPEdge = filepath.Join(filepath.Dir(o.Engine), "mcp-edge")
 	return runBench(jsonOut, func(ctx context.Context, p *bench.Progress) (*bench.TasksReport, error) {
 		o.Progress = p
 		return bench.RunTasks(ctx, o)

@@ -10,33 +10,54 @@ import (
 )
 
 // TestBenchTasksReportsEveryLevel runs `cue bench --tasks` through the
-// front, six clients on one edge and on two (the second on the first
-// one's NATS server), and checks that every level wrote, failed nothing
-// and lost or duplicated nothing in the task log. No speed is asserted.
+// front, six clients on one edge and on two (the second a daemon, then an
+// mcp-edge, on the first one's NATS server), and checks that every level
+// wrote, failed nothing and lost or duplicated nothing in the task log.
+// No speed is asserted.
 func TestBenchTasksReportsEveryLevel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs three daemons")
+		t.Skip("runs five edges")
 	}
-	cmd := exec.Command(bin("cue"), "bench", "--tasks", "--clients", "6", "--edges", "1,2", "--duration", "2s", "--json", "-", "--out", t.TempDir())
+	rep, stderr := runBenchTasks(t, "--clients", "6", "--edges", "1,2")
+	for _, want := range []string{"bench: start 2 edge(s) for 6 clients", "bench: read the task log", "create99", "writes/s"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if rep.Model != "none" || !strings.HasSuffix(rep.Daemon, " up") || rep.SecondEdge != bench.SecondEdgeDaemon || len(rep.Levels) != 2 {
+		t.Fatalf("report: %+v", rep)
+	}
+	checkLevels(t, rep, [][2]int{{1, 6}, {2, 6}})
+
+	// The second edge an mcp-edge, as a team runs them.
+	rep, _ = runBenchTasks(t, "--clients", "6", "--edges", "2", "--second-edge", "mcp-edge")
+	if rep.SecondEdge != bench.SecondEdgeMCPEdge || len(rep.Levels) != 1 {
+		t.Fatalf("report: %+v", rep)
+	}
+	checkLevels(t, rep, [][2]int{{2, 6}})
+}
+
+// runBenchTasks runs `cue bench --tasks` with args for 2 s a level.
+func runBenchTasks(t *testing.T, args ...string) (bench.TasksReport, string) {
+	t.Helper()
+	cmd := exec.Command(bin("cue"), append([]string{"bench", "--tasks", "--duration", "2s", "--json", "-", "--out", t.TempDir()}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("cue bench --tasks: %v\n%s", err, stderr.String())
+		t.Fatalf("cue bench --tasks %v: %v\n%s", args, err, stderr.String())
 	}
 	var rep bench.TasksReport
 	if err := json.Unmarshal(stdout, &rep); err != nil {
 		t.Fatalf("report is not JSON: %v\n%s", err, stdout)
 	}
-	for _, want := range []string{"bench: start 2 daemon(s) for 6 clients", "bench: read the task log", "create99", "writes/s"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
-		}
-	}
-	if rep.Model != "none" || !strings.HasSuffix(rep.Daemon, " up") || len(rep.Levels) != 2 {
-		t.Fatalf("report: %+v", rep)
-	}
-	want := [][2]int{{1, 6}, {2, 6}}
+	return rep, stderr.String()
+}
+
+// checkLevels requires the levels want (edges, clients), each of which
+// wrote, failed nothing, and lost or duplicated nothing.
+func checkLevels(t *testing.T, rep bench.TasksReport, want [][2]int) {
+	t.Helper()
 	for i, l := range rep.Levels {
 		if l.Edges != want[i][0] || l.Clients != want[i][1] {
 			t.Errorf("level %d: %d edges, %d clients, want %v", i, l.Edges, l.Clients, want[i])
@@ -61,6 +82,7 @@ func TestBenchTasksBadFlags(t *testing.T) {
 		{[]string{"--tasks", "--clients", "1,x"}, `--clients "1,x"`},
 		{[]string{"--tasks", "--edges", "3"}, "--edges 3: give 1 or 2"},
 		{[]string{"--tasks", "--duration", "10ms"}, "--duration 10ms"},
+		{[]string{"--tasks", "--second-edge", "pod"}, `--second-edge "pod": use daemon or mcp-edge`},
 		{[]string{"--size", "1k", "--clients", "8"}, "--clients goes with --tasks"},
 		{[]string{"--tasks", "--json", "/nonexistent-dir/report.json"}, "--json"},
 	} {

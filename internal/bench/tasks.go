@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/taskload"
+	"github.com/cuedeck/cuedeck/internal/telemetry"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 )
@@ -26,10 +30,16 @@ type TasksOptions struct {
 	// Duration (default 30 s) on fresh daemons.
 	Clients  []int
 	Duration time.Duration
-	// Edges are the daemons per level (default 1 and 2): a second one
-	// joins the first one's NATS server under the same workspace name,
-	// and the clients' calls are spread over both edges.
-	Edges []int
+	// Edges are the edges per level (default 1 and 2); the clients'
+	// calls are spread over them. The first is a daemon; a second one
+	// joins its NATS server: another daemon under the same workspace
+	// name (SecondEdge "daemon", the default: each developer's `cue up`
+	// on a team's NATS server, each writing the cards back into its own
+	// checkout), or an mcp-edge process (SecondEdge "mcp-edge": a team's
+	// edges behind one ingest and indexer), MCPEdge its binary.
+	Edges      []int
+	SecondEdge string
+	MCPEdge    string
 	// Dir holds the workspaces; a new temporary directory when empty.
 	// Keep leaves them in place.
 	Dir  string
@@ -60,6 +70,17 @@ func (o *TasksOptions) setDefaults() error {
 			return fmt.Errorf("bench: --edges %d: give 1 or 2", e)
 		}
 	}
+	switch o.SecondEdge {
+	case "":
+		o.SecondEdge = SecondEdgeDaemon
+	case SecondEdgeDaemon:
+	case SecondEdgeMCPEdge:
+		if _, err := os.Stat(o.MCPEdge); err != nil {
+			return fmt.Errorf("bench: --second-edge mcp-edge runs %s: %w (make build puts it beside cue-engine in bin/)", o.MCPEdge, err)
+		}
+	default:
+		return fmt.Errorf("bench: --second-edge %q: use daemon or mcp-edge", o.SecondEdge)
+	}
 	if o.Duration == 0 {
 		o.Duration = 30 * time.Second
 	}
@@ -72,6 +93,12 @@ func (o *TasksOptions) setDefaults() error {
 	return nil
 }
 
+// The processes a second edge can be (TasksOptions.SecondEdge).
+const (
+	SecondEdgeDaemon  = "daemon"
+	SecondEdgeMCPEdge = "mcp-edge"
+)
+
 // TasksReport is `cue bench --tasks`.
 type TasksReport struct {
 	Version   string    `json:"version"`
@@ -80,6 +107,8 @@ type TasksReport struct {
 	// Daemon is how the daemons ran; Model their embedding model.
 	Daemon string `json:"daemon"`
 	Model  string `json:"model"`
+	// SecondEdge is what a second edge was: daemon or mcp-edge.
+	SecondEdge string `json:"second_edge"`
 	// Levels are the runs, one per edges × clients.
 	Levels     []taskload.Summary `json:"levels"`
 	WallSecond Seconds            `json:"wall_seconds"`
@@ -95,7 +124,7 @@ func RunTasks(ctx context.Context, o TasksOptions) (*TasksReport, error) {
 	r := &TasksReport{
 		Version: version.Version, StartedAt: began.UTC(), Model: "none",
 		Machine: Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadStart: loadAverage()},
-		Daemon:  filepath.Base(o.Engine) + " up",
+		Daemon:  filepath.Base(o.Engine) + " up", SecondEdge: o.SecondEdge,
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -136,16 +165,27 @@ func runTaskLevel(ctx context.Context, o *TasksOptions, dir string, edges, clien
 		ups     []*upProcess
 		roots   []string
 		natsURL string
+		edge    *edgeProcess
 	)
 	defer func() {
-		o.Progress.Start(fmt.Sprintf("stop %d daemon(s)", len(ups)), 0)
+		o.Progress.Start(fmt.Sprintf("stop %d edge(s)", edges), 0)
 		// The last first: the first one's NATS server serves the others.
+		if edge != nil {
+			edge.stop()
+		}
 		for i := len(ups) - 1; i >= 0; i-- {
 			stopDaemon(o.Engine, roots[i], ups[i])
 		}
 	}()
-	o.Progress.Start(fmt.Sprintf("start %d daemon(s) for %d clients", edges, clients), 0)
+	o.Progress.Start(fmt.Sprintf("start %d edge(s) for %d clients", edges, clients), 0)
 	for i := range edges {
+		if i > 0 && o.SecondEdge == SecondEdgeMCPEdge {
+			var err error
+			if edge, err = startMCPEdge(ctx, o.MCPEdge, natsURL, ups[0].info.QueryPrefix, taskLoadRepo, filepath.Join(dir, "edge")); err != nil {
+				return taskload.Summary{}, err
+			}
+			continue
+		}
 		root := filepath.Join(dir, fmt.Sprintf("repo-%d", i))
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return taskload.Summary{}, err
@@ -161,7 +201,7 @@ func runTaskLevel(ctx context.Context, o *TasksOptions, dir string, edges, clien
 			{"embed", "model", `"none"`},
 			{"transcripts", "disabled", "true"},
 			// The edges of one repository: one name on one NATS server.
-			{"workspace", "name", `"task-load"`},
+			{"workspace", "name", strconv.Quote(taskLoadRepo)},
 		}
 		if natsURL != "" {
 			sets = append(sets, tomlSet{"nats", "url", strconv.Quote(natsURL)})
@@ -202,6 +242,72 @@ func runTaskLevel(ctx context.Context, o *TasksOptions, dir string, edges, clien
 	return s, nil
 }
 
+// taskLoadRepo is the workspace name, and so the repo, of the load's
+// daemons.
+const taskLoadRepo = "task-load"
+
+// edgeProcess is an mcp-edge child process.
+type edgeProcess struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    string
+}
+
+// startMCPEdge runs mcp-edge on natsURL serving prefix, its store and log
+// under dir, and waits until it is ready.
+func startMCPEdge(ctx context.Context, bin, natsURL, prefix, repo, dir string) (*edgeProcess, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	e := &edgeProcess{log: filepath.Join(dir, "mcp-edge.log"), exited: make(chan struct{})}
+	logFile, err := os.Create(e.log)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	e.cmd = exec.Command(bin, "--nats", natsURL, "--query-prefix", prefix, "--default-repo", repo, "--embed-model", "none",
+		"--rate-limits", "off", "--state-dir", filepath.Join(dir, "state"), "--http", addr)
+	e.cmd.Stdout, e.cmd.Stderr = logFile, logFile
+	if err := e.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start %s: %w", bin, err)
+	}
+	go func() {
+		e.cmd.Wait()
+		close(e.exited)
+	}()
+	info := workspace.DaemonInfo{PID: e.cmd.Process.Pid, MCPURL: "http://" + addr + telemetry.PathMCP}
+	if err := waitReady(ctx, info, 2*time.Minute); err != nil {
+		e.stop()
+		return nil, fmt.Errorf("%w: %s", err, tail(e.log))
+	}
+	return e, nil
+}
+
+// stop ends the edge as Ctrl-C would, killing it after a minute.
+func (e *edgeProcess) stop() {
+	e.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-e.exited:
+	case <-time.After(time.Minute):
+		e.cmd.Process.Kill()
+		<-e.exited
+	}
+}
+
+// freeLoopbackAddr is a loopback address nothing listens on just now.
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 // stopDaemon runs `cue down` for root, and terminates u if it still runs.
 func stopDaemon(engine, root string, u *upProcess) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -231,8 +337,8 @@ func waitReady(ctx context.Context, info workspace.DaemonInfo, timeout time.Dura
 
 // WriteTable prints the report.
 func (r *TasksReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "cue bench --tasks: each agent creates a task and moves it to active and done, again and again; %s, model %s; %d CPUs, load %.2f → %.2f\n",
-		r.Daemon, r.Model, r.Machine.CPUs, r.Machine.LoadStart, r.Machine.LoadEnd)
+	fmt.Fprintf(w, "cue bench --tasks: each agent creates a task and moves it to active and done, again and again; %s, a second edge a %s, model %s; %d CPUs, load %.2f → %.2f\n",
+		r.Daemon, r.SecondEdge, r.Model, r.Machine.CPUs, r.Machine.LoadStart, r.Machine.LoadEnd)
 	fmt.Fprintf(w, "%5s %7s %6s %9s %9s %9s %9s %9s %8s %5s %4s\n", "edges", "clients", "s", "create50", "create99", "update50", "update99", "writes/s", "failures", "lost", "dup")
 	for _, l := range r.Levels {
 		fmt.Fprintf(w, "%5d %7d %6.0f %6.1f ms %6.1f ms %6.1f ms %6.1f ms %9.0f %8d %5d %4d\n",

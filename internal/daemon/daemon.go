@@ -53,6 +53,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/version"
 	"github.com/cuedeck/cuedeck/internal/workspace"
+	"github.com/cuedeck/cuedeck/pkg/core/card"
 	"github.com/cuedeck/cuedeck/pkg/core/clock"
 	"github.com/cuedeck/cuedeck/pkg/core/resilience"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -425,7 +426,8 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	hooks := hookserver.New(hookserver.Options{
 		Root: ws.Root, Files: wsRoot.FS(), Decisions: edg, Repo: cfg.Workspace.Name,
-		Revision: func() uint64 { return mat.Revision() + mat.MemoryRevision() },
+		Tasks:    func() ([]scenes.Card, bool) { return activeTasks(board, cfg.Workspace.Name) },
+		Revision: func() uint64 { return mat.Revision() + mat.MemoryRevision() + board.Version() },
 		Flusher:  flusher, Ready: mat.Ready(), Logger: log.With("role", "hooks"),
 	})
 	hookConn, err := hooks.Listen()
@@ -881,4 +883,29 @@ func awaitReconciled(ctx context.Context, js jetstream.StreamManager, ing *inges
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// activeTasks are repo's tasks whose status is active, as the cards the
+// hook context picks its active task from; ok is false until board has
+// replayed the task log.
+func activeTasks(board *tasks.Board, repo string) (active []scenes.Card, ok bool) {
+	select {
+	case <-board.Ready():
+	default:
+		return nil, false
+	}
+	board.View(repo, func(all map[string]events.Task) {
+		for _, t := range all {
+			if !strings.EqualFold(t.Status, "active") {
+				continue
+			}
+			p := t.Path
+			if !strings.HasPrefix(p, card.Dir+"/") {
+				p = card.Path(t.ID)
+			}
+			active = append(active, scenes.Card{ID: t.ID, Path: p, Title: t.Title, Status: t.Status, DependsOn: t.DependsOn})
+		}
+	})
+	slices.SortFunc(active, func(a, b scenes.Card) int { return strings.Compare(a.ID, b.ID) })
+	return active, true
 }

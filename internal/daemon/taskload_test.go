@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/hook"
 	"github.com/cuedeck/cuedeck/internal/taskload"
 	"github.com/cuedeck/cuedeck/internal/tools"
 	"github.com/cuedeck/cuedeck/internal/workspace"
@@ -224,4 +226,36 @@ func TestRetriedTaskWritesWithARequestIDWriteOnce(t *testing.T) {
 	if !errors.As(err, &te) || te.Code != tools.CodeInvalidParams {
 		t.Fatalf("a request id reused for another call: %v", err)
 	}
+}
+
+// The hook context's active task is the board's: a card made active by
+// hand, and then a task an agent starts, once each has reached the board.
+func TestHookContextNamesTheBoardsActiveTask(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "a.md", "# A\n")
+	write(t, root, ".cuedeck/cards/k3m9qa.md", "---\nid: k3m9qa\ntitle: Fix login\nstatus: active\n---\nBody\n")
+	n := startNode(t, root, func(cfg *workspace.Config) { cfg.Embed.Model = "none" })
+	activeIs := func(line string) func() bool {
+		return func() bool {
+			c, err := hook.ReadCache(root)
+			return err == nil && strings.Contains(c.Context, "## Active Task\n"+line)
+		}
+	}
+	bustest.Eventually(t, 30*time.Second, "the hand-made active card in the hook context", activeIs("- k3m9qa: Fix login (.cuedeck/cards/k3m9qa.md)"))
+
+	ctx := context.Background()
+	out, err := n.caller.Call(ctx, tools.CreateTask, []byte(`{"title":"Ship the board"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created tools.CreateTaskResult
+	if err := json.Unmarshal(out, &created); err != nil {
+		t.Fatal(err)
+	}
+	for _, up := range []string{`{"id":"k3m9qa","updates":{"status":"done"}}`, fmt.Sprintf(`{"id":%q,"updates":{"status":"active"}}`, created.ID)} {
+		if _, err := n.caller.Call(ctx, tools.UpdateTask, []byte(up)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bustest.Eventually(t, 30*time.Second, "the task the agent started in the hook context", activeIs(fmt.Sprintf("- %s: Ship the board (.cuedeck/cards/%s.md)", created.ID, created.ID)))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/hook"
+	"github.com/cuedeck/cuedeck/internal/scenes"
 	"github.com/cuedeck/cuedeck/internal/transcripts"
 	"github.com/cuedeck/cuedeck/internal/workspace"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
@@ -267,5 +269,34 @@ func TestPathsMatchWorkspace(t *testing.T) {
 	want, _ := workspace.Find(filepath.Join(dir, workspace.MetaDir, "x"), false)
 	if !ok || got != want.Root {
 		t.Errorf("hook.Find %s, workspace.Find %s", got, want.Root)
+	}
+}
+
+// With Tasks, the active task comes from it, not from the card files;
+// until it is ready, from the files.
+func TestActiveTaskFromTheBoard(t *testing.T) {
+	root := newRoot(t) // its files say login is active
+	var ready atomic.Bool
+	var rev atomic.Uint64
+	s := New(Options{
+		Root: root, Files: os.DirFS(root), Revision: rev.Load, Debounce: 10 * time.Millisecond,
+		Tasks: func() ([]scenes.Card, bool) {
+			if !ready.Load() {
+				return nil, false
+			}
+			return []scenes.Card{{ID: "k3m9qa", Path: ".cuedeck/cards/k3m9qa.md", Title: "Ship the board", Status: "active"}}, true
+		},
+	})
+	serve(t, s)
+	bustest.Eventually(t, within10s, "the files' active card before the board is ready", func() bool {
+		return strings.Contains(cached(t, root).Context, "- login: Fix login")
+	})
+	ready.Store(true)
+	rev.Add(1)
+	bustest.Eventually(t, within10s, "the board's active task once it is ready", func() bool {
+		return strings.Contains(cached(t, root).Context, "- k3m9qa: Ship the board (.cuedeck/cards/k3m9qa.md)")
+	})
+	if c := cached(t, root); strings.Contains(c.Context, "login") || !slices.Contains(c.NodesIncluded, ".cuedeck/cards/k3m9qa.md") {
+		t.Errorf("cache %+v", c)
 	}
 }
