@@ -55,7 +55,7 @@ Usage:
   cue bench --repo DIR|goroot [--limit N] [--model M] [--embed-timeout D] [--json FILE|-]
                                 measure cue up on a copy of a real repository: files/s to searchable and
                                 embedded, peak RSS, cache size, cue down and restart, queries beside ripgrep
-  cue bench --tasks [--clients 1,8,64] [--edges 1,2] [--duration 30s] [--json FILE|-]
+  cue bench --tasks [--clients 1,8,64] [--edges 1,2] [--second-edge daemon|mcp-edge] [--duration 30s]
                                 many agents writing tasks through fresh daemons: create/update p50, p99,
                                 writes/s, failures, and acknowledged writes lost or duplicated
   cue setup claude [--dry-run] [--http URL [--token-env NAME]]

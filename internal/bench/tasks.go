@@ -337,7 +337,7 @@ func waitReady(ctx context.Context, info workspace.DaemonInfo, timeout time.Dura
 
 // WriteTable prints the report.
 func (r *TasksReport) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "cue bench --tasks: each agent creates a task and moves it to active and done, again and again; %s, a second edge a %s, model %s; %d CPUs, load %.2f → %.2f\n",
+	fmt.Fprintf(w, "cue bench --tasks: each agent creates a task and moves it to active and done, again and again; %s, second edge: %s, model %s; %d CPUs, load %.2f → %.2f\n",
 		r.Daemon, r.SecondEdge, r.Model, r.Machine.CPUs, r.Machine.LoadStart, r.Machine.LoadEnd)
 	fmt.Fprintf(w, "%5s %7s %6s %9s %9s %9s %9s %9s %8s %5s %4s\n", "edges", "clients", "s", "create50", "create99", "update50", "update99", "writes/s", "failures", "lost", "dup")
 	for _, l := range r.Levels {
