@@ -586,7 +586,7 @@ func (b *repoRun) measure(ctx context.Context, logPath string) error {
 	return b.restart(ctx)
 }
 
-// upProcess is `cue-engine up` running as a child.
+// upProcess is `cue-engine up`, or an mcp-edge, running as a child.
 type upProcess struct {
 	cmd     *exec.Cmd
 	info    workspace.DaemonInfo

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
@@ -165,13 +164,13 @@ func runTaskLevel(ctx context.Context, o *TasksOptions, dir string, edges, clien
 		ups     []*upProcess
 		roots   []string
 		natsURL string
-		edge    *edgeProcess
+		edge    *upProcess
 	)
 	defer func() {
 		o.Progress.Start(fmt.Sprintf("stop %d edge(s)", edges), 0)
 		// The last first: the first one's NATS server serves the others.
 		if edge != nil {
-			edge.stop()
+			edge.terminate()
 		}
 		for i := len(ups) - 1; i >= 0; i-- {
 			stopDaemon(o.Engine, roots[i], ups[i])
@@ -246,16 +245,9 @@ func runTaskLevel(ctx context.Context, o *TasksOptions, dir string, edges, clien
 // daemons.
 const taskLoadRepo = "task-load"
 
-// edgeProcess is an mcp-edge child process.
-type edgeProcess struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    string
-}
-
 // startMCPEdge runs mcp-edge on natsURL serving prefix, its store and log
 // under dir, and waits until it is ready.
-func startMCPEdge(ctx context.Context, bin, natsURL, prefix, repo, dir string) (*edgeProcess, error) {
+func startMCPEdge(ctx context.Context, bin, natsURL, prefix, repo, dir string) (*upProcess, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -263,8 +255,8 @@ func startMCPEdge(ctx context.Context, bin, natsURL, prefix, repo, dir string) (
 	if err != nil {
 		return nil, err
 	}
-	e := &edgeProcess{log: filepath.Join(dir, "mcp-edge.log"), exited: make(chan struct{})}
-	logFile, err := os.Create(e.log)
+	e := &upProcess{logPath: filepath.Join(dir, "mcp-edge.log"), exited: make(chan struct{})}
+	logFile, err := os.Create(e.logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -276,26 +268,15 @@ func startMCPEdge(ctx context.Context, bin, natsURL, prefix, repo, dir string) (
 		return nil, fmt.Errorf("bench: start %s: %w", bin, err)
 	}
 	go func() {
-		e.cmd.Wait()
+		e.err = e.cmd.Wait()
 		close(e.exited)
 	}()
-	info := workspace.DaemonInfo{PID: e.cmd.Process.Pid, MCPURL: "http://" + addr + telemetry.PathMCP}
-	if err := waitReady(ctx, info, 2*time.Minute); err != nil {
-		e.stop()
-		return nil, fmt.Errorf("%w: %s", err, tail(e.log))
+	e.info = workspace.DaemonInfo{PID: e.cmd.Process.Pid, MCPURL: "http://" + addr + telemetry.PathMCP}
+	if err := waitReady(ctx, e.info, 2*time.Minute); err != nil {
+		e.terminate()
+		return nil, fmt.Errorf("%w: %s", err, tail(e.logPath))
 	}
 	return e, nil
-}
-
-// stop ends the edge as Ctrl-C would, killing it after a minute.
-func (e *edgeProcess) stop() {
-	e.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-e.exited:
-	case <-time.After(time.Minute):
-		e.cmd.Process.Kill()
-		<-e.exited
-	}
 }
 
 // freeLoopbackAddr is a loopback address nothing listens on just now.
