@@ -193,24 +193,37 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 		// the position moves past the events written: a batch of cards
 		// costs one directory sync, not one per card.
 		w := cardWrites{log: log.ID()}
+		// keep makes the cards written so far durable and moves the
+		// position to upTo.
+		keep := func(upTo uint64) error {
+			serr := w.sync()
+			w.close()
+			if serr != nil {
+				return serr
+			}
+			for n := range positions {
+				positions[n] = max(positions[n], upTo)
+			}
+			return s.state.putTaskPos(positions)
+		}
 		for _, p := range batch {
 			if p.ev.Source == SourceFile {
 				continue
+			}
+			if ctx.Err() != nil {
+				// Stopping: after a burst of writes a batch holds tens of
+				// thousands of cards, and the daemon's stop waited for
+				// them all. Each task's last event is in the batch, which
+				// is in log order, so the position before this event has
+				// the rest written back after the restart.
+				return keep(p.seq - 1)
 			}
 			err := w.writeTask(p.repo, p.ev, p.replayed)
 			if err != nil && retryableWrite(err) {
 				// Hold the position before this event, so that it and
 				// what follows are written back once the disk allows.
-				serr := w.sync()
-				w.close()
-				if serr != nil {
-					return serr
-				}
-				for n := range positions {
-					positions[n] = max(positions[n], p.seq-1)
-				}
-				if perr := s.state.putTaskPos(positions); perr != nil {
-					return perr
+				if kerr := keep(p.seq - 1); kerr != nil {
+					return kerr
 				}
 				return fmt.Errorf("writing task %s back into its card in repo %s (the write is retried; free space or fix the disk): %w", p.ev.Task.ID, p.repo.name, err)
 			}
@@ -218,15 +231,7 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 				s.logger.Warn("ingest: writing a task back into its card failed", "repo", p.repo.name, "id", p.ev.Task.ID, "stream_seq", p.seq, "err", err)
 			}
 		}
-		serr := w.sync()
-		w.close()
-		if serr != nil {
-			return serr
-		}
-		for n := range positions {
-			positions[n] = max(positions[n], seq)
-		}
-		if err := s.state.putTaskPos(positions); err != nil {
+		if err := keep(seq); err != nil {
 			return err
 		}
 	}

@@ -641,3 +641,44 @@ func TestCardsWrittenBackArePublishedAsSuch(t *testing.T) {
 		})
 	}
 }
+
+// A stop while a batch of cards is being written back stops between two
+// cards, and loses none: the restart writes the rest.
+func TestCardWriteBackStoppedMidBatchLosesNoCard(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"docs/api.md": "# Login\n"})
+	board := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board", board.Run)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	// Written before ingest starts, the tasks come to it as one batch.
+	const n = 1500
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("b%05d", i)
+		now := time.Date(2026, 1, 3, 9, 0, 0, 0, time.UTC)
+		task := events.Task{ID: ids[i], Title: "Task " + ids[i], Status: "todo", Priority: "medium", Created: now, Updated: now}
+		if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cards := func() int {
+		entries, _ := os.ReadDir(filepath.Join(dir, ".cuedeck", "cards"))
+		return len(entries)
+	}
+	cfg := config(t, ingest.RepoConfig{Name: "r", Root: dir})
+	first := start(t, conn, cfg)
+	bustest.Eventually(t, within, "the first card written", func() bool { return cards() > 0 })
+	first.stop() // fails the test unless Run returns cleanly
+	t.Logf("%d of %d cards written before the stop", cards(), n)
+
+	start(t, conn, cfg)
+	bustest.Eventually(t, within, "every card written after the restart", func() bool { return cards() == n })
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", id+".md"))
+		if err != nil || !strings.Contains(string(b), "title: Task "+id) {
+			t.Fatalf("card %s: %v\n%s", id, err, b)
+		}
+	}
+}
