@@ -899,11 +899,7 @@ func activeTasks(board *tasks.Board, repo string) (active []scenes.Card, ok bool
 			if !strings.EqualFold(t.Status, "active") {
 				continue
 			}
-			p := t.Path
-			if !strings.HasPrefix(p, card.Dir+"/") {
-				p = card.Path(t.ID)
-			}
-			active = append(active, scenes.Card{ID: t.ID, Path: p, Title: t.Title, Status: t.Status, DependsOn: t.DependsOn})
+			active = append(active, scenes.Card{ID: t.ID, Path: card.PathOf(t), Title: t.Title, Status: t.Status, DependsOn: t.DependsOn})
 		}
 	})
 	slices.SortFunc(active, func(a, b scenes.Card) int { return strings.Compare(a.ID, b.ID) })

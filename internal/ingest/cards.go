@@ -279,16 +279,6 @@ func retryableWrite(err error) bool {
 	return false
 }
 
-// cardPath is where the task's card is: its recorded path when that is a
-// card path, else the default for its id.
-func cardPath(t events.Task) string {
-	p := t.Path
-	if events.ValidatePath(p) == nil && strings.HasPrefix(p, card.Dir+"/") && strings.HasSuffix(p, ".md") {
-		return p
-	}
-	return card.Path(t.ID)
-}
-
 // cardWrites writes a batch of task events back into their cards: each
 // card replaced atomically (staged, synced, renamed), the directories
 // renamed into synced together by sync.
@@ -373,7 +363,7 @@ func (w *cardWrites) writeTask(r *repo, ev events.TaskEvent, onlyNewer bool) err
 	// The card's path from the repository's root: the roots below name
 	// paths from .cuedeck, and a failure should say which file it was.
 	if err := w.writeTaskIn(r, ev, onlyNewer); err != nil {
-		return fmt.Errorf("card %s: %w", cardPath(ev.Task), err)
+		return fmt.Errorf("card %s: %w", card.PathOf(ev.Task), err)
 	}
 	return nil
 }
@@ -382,12 +372,12 @@ func (w *cardWrites) writeTaskIn(r *repo, ev events.TaskEvent, onlyNewer bool) e
 	if !card.ValidID(ev.Task.ID) {
 		return fmt.Errorf("task id %q is not valid", ev.Task.ID)
 	}
-	p := cardPath(ev.Task)
+	p := card.PathOf(ev.Task)
 	d, err := w.roots(r)
 	if err != nil {
 		return err
 	}
-	// Cards are under card.Dir (cardPath), inside the deck.
+	// Cards are under card.Dir (card.PathOf), inside the deck.
 	inDeck := strings.TrimPrefix(p, deckDir+"/")
 	old, mode, err := readWithMode(d.deck, inDeck)
 	exists := err == nil

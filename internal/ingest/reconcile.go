@@ -242,7 +242,7 @@ func taskPaths(ctx context.Context, js jetstream.JetStream, repos []string) (map
 			delete(byID[te.Repo], te.Task.ID)
 			return
 		}
-		byID[te.Repo][te.Task.ID] = cardPath(te.Task)
+		byID[te.Repo][te.Task.ID] = card.PathOf(te.Task)
 	})
 	out := map[string]map[string]bool{}
 	for r, ids := range byID {

@@ -28,6 +28,16 @@ const Dir = ".cuedeck/cards"
 // Path is the repository-relative path of the card with id.
 func Path(id string) string { return Dir + "/" + id + ".md" }
 
+// PathOf is where t's card is: its recorded path when that is a card
+// path, else the default for its id.
+func PathOf(t events.Task) string {
+	p := t.Path
+	if events.ValidatePath(p) == nil && strings.HasPrefix(p, Dir+"/") && strings.HasSuffix(p, ".md") {
+		return p
+	}
+	return Path(t.ID)
+}
+
 // The statuses and priorities a task may have.
 var (
 	Statuses   = []string{"todo", "active", "done", "archived"}

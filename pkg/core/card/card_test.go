@@ -242,3 +242,19 @@ func TestRenderReplacedAnchor(t *testing.T) {
 		t.Errorf("got\n%s", out)
 	}
 }
+
+func TestPathOfKeepsOnlyACardPath(t *testing.T) {
+	for recorded, want := range map[string]string{
+		".cuedeck/cards/login.md":      ".cuedeck/cards/login.md",
+		".cuedeck/cards/done/login.md": ".cuedeck/cards/done/login.md",
+		"":                             ".cuedeck/cards/abc123.md",
+		"docs/login.md":                ".cuedeck/cards/abc123.md",
+		".cuedeck/cards/login.txt":     ".cuedeck/cards/abc123.md",
+		".cuedeck/cards/../secret.md":  ".cuedeck/cards/abc123.md",
+		"/etc/.cuedeck/cards/x.md":     ".cuedeck/cards/abc123.md",
+	} {
+		if got := PathOf(events.Task{ID: "abc123", Path: recorded}); got != want {
+			t.Errorf("PathOf(path %q) = %q, want %q", recorded, got, want)
+		}
+	}
+}
