@@ -596,21 +596,10 @@ type upProcess struct {
 }
 
 func startUpProcess(ctx context.Context, engine string, ws *workspace.Workspace, logLevel, logPath string) (*upProcess, error) {
-	logFile, err := os.Create(logPath)
+	u, err := startChild(exec.Command(engine, "up", "--workspace", ws.Root, "--log-level", logLevel), logPath)
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close()
-	u := &upProcess{logPath: logPath, exited: make(chan struct{})}
-	u.cmd = exec.Command(engine, "up", "--workspace", ws.Root, "--log-level", logLevel)
-	u.cmd.Stdout, u.cmd.Stderr = logFile, logFile
-	if err := u.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: start %s up: %w", engine, err)
-	}
-	go func() {
-		u.err = u.cmd.Wait()
-		close(u.exited)
-	}()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if info, err := ws.ReadDaemonInfo(); err == nil && info.PID == u.cmd.Process.Pid {
@@ -628,6 +617,42 @@ func startUpProcess(ctx context.Context, engine string, ws *workspace.Workspace,
 		if time.Now().After(deadline) {
 			u.terminate()
 			return nil, fmt.Errorf("bench: the daemon did not write its daemon file within 2 minutes: %s", tail(logPath))
+		}
+	}
+}
+
+// startChild starts cmd with its output in logPath.
+func startChild(cmd *exec.Cmd, logPath string) (*upProcess, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	u := &upProcess{cmd: cmd, logPath: logPath, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("bench: start %s: %w", strings.Join(cmd.Args[:min(2, len(cmd.Args))], " "), err)
+	}
+	go func() {
+		u.err = cmd.Wait()
+		close(u.exited)
+	}()
+	return u, nil
+}
+
+// waitReady waits until the edge of info answers /readyz with 200,
+// polling every every until deadline.
+func waitReady(ctx context.Context, info workspace.DaemonInfo, deadline time.Time, every time.Duration) error {
+	for {
+		_, ok, err := readyz(ctx, info)
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: pid %d was not ready by %s (%v)", info.PID, deadline.Format(time.TimeOnly), err)
+		}
+		if err := pause(ctx, every); err != nil {
+			return err
 		}
 	}
 }
@@ -1162,16 +1187,8 @@ func (b *repoRun) restart(ctx context.Context) error {
 		return err
 	}
 	deadline := start.Add(5 * time.Minute)
-	for {
-		if _, ok, err := readyz(ctx, info); err == nil && ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: the restarted daemon was not ready within 5 minutes: %s", tail(b.ws.LogPath()))
-		}
-		if err := pause(ctx, 10*time.Millisecond); err != nil {
-			return err
-		}
+	if err := waitReady(ctx, info, deadline, 10*time.Millisecond); err != nil {
+		return fmt.Errorf("the restarted daemon: %w: %s", err, tail(b.ws.LogPath()))
 	}
 	r.Lifecycle.RestartReadySeconds = Seconds(time.Since(start).Seconds())
 	n, err := connectNode(ctx, b.ws, info)

@@ -213,7 +213,7 @@ func runTaskLevel(ctx context.Context, o *TasksOptions, dir string, edges, clien
 			return taskload.Summary{}, err
 		}
 		ups, roots = append(ups, u), append(roots, root)
-		if err := waitReady(ctx, u.info, 2*time.Minute); err != nil {
+		if err := u.waitReady(ctx); err != nil {
 			return taskload.Summary{}, err
 		}
 		if natsURL == "" {
@@ -255,26 +255,15 @@ func startMCPEdge(ctx context.Context, bin, natsURL, prefix, repo, dir string) (
 	if err != nil {
 		return nil, err
 	}
-	e := &upProcess{logPath: filepath.Join(dir, "mcp-edge.log"), exited: make(chan struct{})}
-	logFile, err := os.Create(e.logPath)
+	e, err := startChild(exec.Command(bin, "--nats", natsURL, "--query-prefix", prefix, "--default-repo", repo, "--embed-model", "none",
+		"--rate-limits", "off", "--state-dir", filepath.Join(dir, "state"), "--http", addr), filepath.Join(dir, "mcp-edge.log"))
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close()
-	e.cmd = exec.Command(bin, "--nats", natsURL, "--query-prefix", prefix, "--default-repo", repo, "--embed-model", "none",
-		"--rate-limits", "off", "--state-dir", filepath.Join(dir, "state"), "--http", addr)
-	e.cmd.Stdout, e.cmd.Stderr = logFile, logFile
-	if err := e.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("bench: start %s: %w", bin, err)
-	}
-	go func() {
-		e.err = e.cmd.Wait()
-		close(e.exited)
-	}()
 	e.info = workspace.DaemonInfo{PID: e.cmd.Process.Pid, MCPURL: "http://" + addr + telemetry.PathMCP}
-	if err := waitReady(ctx, e.info, 2*time.Minute); err != nil {
+	if err := e.waitReady(ctx); err != nil {
 		e.terminate()
-		return nil, fmt.Errorf("%w: %s", err, tail(e.logPath))
+		return nil, err
 	}
 	return e, nil
 }
@@ -299,21 +288,28 @@ func stopDaemon(engine, root string, u *upProcess) {
 	u.terminate()
 }
 
-// waitReady waits until the daemon's edge answers /readyz with 200.
-func waitReady(ctx context.Context, info workspace.DaemonInfo, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		_, ok, err := readyz(ctx, info)
-		if ok {
-			return nil
+// waitReady waits up to two minutes for u to answer /readyz with 200,
+// and gives up at once when it exits.
+func (u *upProcess) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-u.exited:
+			cancel()
+		case <-ctx.Done():
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: the daemon (pid %d) was not ready within %v: %v", info.PID, timeout, err)
-		}
-		if err := pause(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
+	}()
+	err := waitReady(ctx, u.info, time.Now().Add(2*time.Minute), 50*time.Millisecond)
+	select {
+	case <-u.exited:
+		return fmt.Errorf("bench: %s exited before it was ready (%v): %s", filepath.Base(u.cmd.Path), u.err, tail(u.logPath))
+	default:
 	}
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, tail(u.logPath))
+	}
+	return nil
 }
 
 // WriteTable prints the report.
