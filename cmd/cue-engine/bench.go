@@ -27,7 +27,7 @@ const benchUsage = `usage: cue bench --size 1k|10k|50k [--seed N] [--json FILE|-
        cue bench --repo DIR|goroot [--limit N] [--model none|builtin|ollama:M] [--embed-timeout D]
                  [--queries N] [--seed N] [--json FILE|-] [--out DIR] [--keep] [--log-level L]
        cue bench --tasks [--clients 1,8,64] [--edges 1,2] [--second-edge daemon|mcp-edge] [--duration 30s]
-                 [--json FILE|-] [--out DIR] [--keep]
+                 [--json FILE|-] [--out DIR] [--keep] [--log-level L]
        cue bench --savings [--seed N] [--json FILE|-]
 
 Generates a corpus of markdown, code and task cards (deterministic from
