@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,6 +42,11 @@ type Cluster struct {
 
 	// EdgeNet is the edges' second network: nil unless ClusterOptions.EdgeNet.
 	EdgeNet *testcontainers.DockerNetwork
+
+	// warnings holds, per role of a failed run, the last warning and
+	// error lines of its log (dumpLogs), for failureDigest.
+	warningsMu sync.Mutex
+	warnings   map[string][]string
 }
 
 // ClusterOptions say which roles to start on the NATS cluster.
@@ -130,6 +138,9 @@ func StartCluster(ctx context.Context, t testing.TB, opts ClusterOptions) *Clust
 	}
 	t.Cleanup(func() { dc.Close() })
 	c := &Cluster{t: t, Net: nw, docker: dc, opts: opts}
+	// Registered before any container's, so it runs after their logs
+	// were dumped: the digest is the last thing a failed test prints.
+	t.Cleanup(c.failureDigest)
 
 	// The three servers start together: each waits for its routes.
 	type started struct {
@@ -268,7 +279,7 @@ func (c *Cluster) start(ctx context.Context, image, alias string, opts ...testco
 	if tc != nil {
 		c.t.Cleanup(func() {
 			if c.t.Failed() {
-				dumpLogs(c.t, alias, tc)
+				c.noteWarnings(alias, dumpLogs(c.t, alias, tc))
 			}
 			testcontainers.TerminateContainer(tc)
 		})
@@ -279,10 +290,12 @@ func (c *Cluster) start(ctx context.Context, image, alias string, opts ...testco
 	return &Node{Name: alias, C: tc, c: c}, nil
 }
 
-func dumpLogs(t testing.TB, alias string, tc *testcontainers.DockerContainer) {
+// dumpLogs logs the tail of a role's log and returns the whole of what
+// it read.
+func dumpLogs(t testing.TB, alias string, tc *testcontainers.DockerContainer) string {
 	logs, err := tc.Logs(context.Background())
 	if err != nil {
-		return
+		return ""
 	}
 	defer logs.Close()
 	b := new(strings.Builder)
@@ -307,10 +320,65 @@ func dumpLogs(t testing.TB, alias string, tc *testcontainers.DockerContainer) {
 			t.Logf("keep the logs of %s: %v", alias, err)
 		}
 	}
+	whole := s
 	if len(s) > 16<<10 {
 		s = "…" + s[len(s)-16<<10:]
 	}
 	t.Logf("%s logs (tail):\n%s", alias, s)
+	return whole
+}
+
+// digestLines is how many warning and error lines of each role the
+// digest of a failed test keeps.
+const digestLines = 6
+
+// noteWarnings keeps the last warning and error lines of a role's log.
+func (c *Cluster) noteWarnings(alias, log string) {
+	var kept []string
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, "Error trying to connect to route") {
+			continue // every server's start, before its peers listen
+		}
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) ||
+			strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "[ERR]") {
+			kept = append(kept, strings.TrimSpace(line))
+		}
+	}
+	if len(kept) > digestLines {
+		kept = kept[len(kept)-digestLines:]
+	}
+	c.warningsMu.Lock()
+	defer c.warningsMu.Unlock()
+	if c.warnings == nil {
+		c.warnings = map[string][]string{}
+	}
+	c.warnings[alias] = kept
+}
+
+// failureDigest logs, for a failed test, why it failed (eventually's
+// message) and each role's last warnings. The role logs dumped before it
+// are tens of kilobytes, and CI shows only the end of a failed test's
+// output: without the digest there, a rare failure says nothing of why.
+func (c *Cluster) failureDigest() {
+	if !c.t.Failed() {
+		return
+	}
+	b := new(strings.Builder)
+	fmt.Fprintf(b, "failure digest of %s:\n", c.t.Name())
+	if why, ok := failedBecause.Load(c.t); ok {
+		fmt.Fprintf(b, "  failed: %s\n", why)
+	}
+	c.warningsMu.Lock()
+	defer c.warningsMu.Unlock()
+	for _, alias := range slices.Sorted(maps.Keys(c.warnings)) {
+		for _, line := range c.warnings[alias] {
+			if len(line) > 400 {
+				line = line[:400] + "…"
+			}
+			fmt.Fprintf(b, "  %s: %s\n", alias, line)
+		}
+	}
+	c.t.Log(b.String())
 }
 
 // NATSURL is the comma-separated host-side URLs of the servers that run.
@@ -443,6 +511,10 @@ func (c *Cluster) eventually(ctx context.Context, timeout time.Duration, what st
 	eventually(ctx, c.t, timeout, what, f)
 }
 
+// failedBecause holds, per test, the message eventually failed it with,
+// for the cluster's failure digest.
+var failedBecause sync.Map
+
 func eventually(ctx context.Context, t testing.TB, timeout time.Duration, what string, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -452,6 +524,7 @@ func eventually(ctx context.Context, t testing.TB, timeout time.Duration, what s
 			return
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
+			failedBecause.Store(t, fmt.Sprintf("%s: not within %s: %v", what, timeout, err))
 			t.Fatalf("%s: not within %s: %v", what, timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)
