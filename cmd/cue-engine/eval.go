@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/cuedeck/cuedeck/internal/embed/static"
 	"github.com/cuedeck/cuedeck/internal/eval"
 	"github.com/cuedeck/cuedeck/internal/eval/codesearch"
 	"github.com/cuedeck/cuedeck/internal/eval/questions"
@@ -21,7 +22,8 @@ import (
 const (
 	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--work DIR] [--json [--ranks]]"
 	evalQuestionsUsage = "cue eval questions DIR [--seed N] [--max N] [--modes keyword,hybrid] [--json] [--list]"
-	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--embed-files prose|all] [--write DIR] [--work DIR] [--json]"
+	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--model SPEC] [--embed-files prose|all] [--write DIR] [--work DIR] [--json]"
+	evalTrainUsage     = "cue eval train --out FILE [--root DIR]... [--seed N] [--queries N] [--beir DIR] [--dims N] [--epochs N] [--min-count N]"
 )
 
 func cmdEval(args []string) error {
@@ -31,14 +33,18 @@ func cmdEval(args []string) error {
 	if len(args) > 0 && args[0] == "code" {
 		return cmdEvalCode(args[1:])
 	}
+	if len(args) > 0 && args[0] == "train" {
+		return cmdEvalTrain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "beir" {
-		return fmt.Errorf("usage: %s\n       %s\n       %s", evalBEIRUsage, evalQuestionsUsage, evalCodeUsage)
+		return fmt.Errorf("usage: %s\n       %s\n       %s\n       %s", evalBEIRUsage, evalQuestionsUsage, evalCodeUsage, evalTrainUsage)
 	}
 	fs, c := newFlags("eval beir")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
 	modes := fs.String("modes", "keyword,semantic,hybrid,rrf", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword embeds every document with the built-in model)")
 	work := fs.String("work", "", "keep the workspace in this directory: a second run restarts its daemon and embeds nothing unchanged (default: a temporary directory, removed)")
 	ranks := fs.Bool("ranks", false, "with --json: each query's top 10 document ids per mode")
+	model := fs.String("model", "", `embedding model for the modes that need one ("builtin", "ollama:<model>", "static:<file>"); default builtin`)
 	positional, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -64,7 +70,7 @@ func cmdEval(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprintf(os.Stderr, "cue eval beir: %d documents as files, %d test queries, through the daemon\n", len(ds.Docs), len(ds.Qrels))
-	scores, err := eval.Run(ctx, ds, eval.RunOptions{Modes: wanted, Work: *work, Progress: phaseProgress(), Logger: log})
+	scores, err := eval.Run(ctx, ds, eval.RunOptions{Modes: wanted, Model: *model, Work: *work, Progress: phaseProgress(), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -181,6 +187,7 @@ func cmdEvalCode(args []string) error {
 	nq := fs.Int("queries", 2000, "queries to draw")
 	modes := fs.String("modes", "keyword", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword runs the daemon with the built-in model)")
 	embedFiles := fs.String("embed-files", "", `[embed] files for the daemon: "all" embeds the functions; default: the built-in model's, "prose", which leaves code to keyword search`)
+	model := fs.String("model", "", `embedding model for the modes that need one ("builtin", "ollama:<model>", "static:<file>"); default builtin`)
 	write := fs.String("write", "", "also write the set in BEIR's layout into this directory (for `cue eval beir`)")
 	work := fs.String("work", "", "keep the workspace in this directory: a second run restarts its daemon and embeds nothing unchanged (default: a temporary directory, removed)")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")
@@ -191,25 +198,10 @@ func cmdEvalCode(args []string) error {
 	if len(positional) != 0 {
 		return fmt.Errorf("usage: %s", evalCodeUsage)
 	}
-	if len(roots) == 0 {
-		goEnv := func(name, fallback string) string {
-			if out, err := exec.Command("go", "env", name).Output(); err == nil && strings.TrimSpace(string(out)) != "" {
-				return strings.TrimSpace(string(out))
-			}
-			return fallback
-		}
-		roots = rootList{filepath.Join(goEnv("GOROOT", runtime.GOROOT()), "src")}
-		if mc := goEnv("GOMODCACHE", ""); mc != "" {
-			if _, err := os.Stat(mc); err == nil {
-				roots = append(roots, mc)
-			}
-		}
-	}
-	set, err := codesearch.Generate(codesearch.Options{Roots: roots, Queries: *nq, Seed: *seed})
+	set, err := codeSet(roots, *nq, *seed)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "cue eval code: %d functions, %d queries (seed %d) from %s\n", len(set.Functions), len(set.Queries), *seed, strings.Join(roots, ", "))
 	if *write != "" {
 		if err := set.Write(*write); err != nil {
 			return err
@@ -228,7 +220,7 @@ func cmdEvalCode(args []string) error {
 	if *embedFiles != "" && *embedFiles != "prose" && *embedFiles != "all" {
 		return fmt.Errorf(`--embed-files %q: give "prose" or "all"`, *embedFiles)
 	}
-	r, err := codesearch.Run(ctx, set, codesearch.RunOptions{Modes: wanted, EmbedFiles: *embedFiles, Work: *work, Progress: phaseProgress(), Logger: log})
+	r, err := codesearch.Run(ctx, set, codesearch.RunOptions{Modes: wanted, EmbedFiles: *embedFiles, Model: *model, Work: *work, Progress: phaseProgress(), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -238,6 +230,89 @@ func cmdEvalCode(args []string) error {
 		return enc.Encode(r)
 	}
 	return codesearch.PrintTable(os.Stdout, r)
+}
+
+// codeSet draws the code-search set from roots, by default the Go
+// standard library and the module cache.
+func codeSet(roots rootList, queries int, seed uint64) (*codesearch.Set, error) {
+	if len(roots) == 0 {
+		goEnv := func(name, fallback string) string {
+			if out, err := exec.Command("go", "env", name).Output(); err == nil && strings.TrimSpace(string(out)) != "" {
+				return strings.TrimSpace(string(out))
+			}
+			return fallback
+		}
+		roots = rootList{filepath.Join(goEnv("GOROOT", runtime.GOROOT()), "src")}
+		if mc := goEnv("GOMODCACHE", ""); mc != "" {
+			if _, err := os.Stat(mc); err == nil {
+				roots = append(roots, mc)
+			}
+		}
+	}
+	set, err := codesearch.Generate(codesearch.Options{Roots: roots, Queries: queries, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "cue eval: %d functions, %d queries (seed %d) from %s\n", len(set.Functions), len(set.Queries), seed, strings.Join(roots, ", "))
+	return set, nil
+}
+
+// cmdEvalTrain is `cue eval train`: a static token model (embed/static)
+// learned from the code set's doc comments and code, leaving out the
+// packages the set's queries come from, so that `cue eval code` with the
+// same roots and seed measures it on what it never saw.
+func cmdEvalTrain(args []string) error {
+	fs, _ := newFlags("eval train")
+	var roots rootList
+	fs.Var(&roots, "root", "directory of Go source to learn from (repeatable; default: $(go env GOROOT)/src and $(go env GOMODCACHE))")
+	seed := fs.Uint64("seed", codesearch.DefaultSeed, "seed of the code set whose queries' packages are left out")
+	nq := fs.Int("queries", 2000, "queries of that set")
+	out := fs.String("out", "", "model file to write (then [embed] model = \"static:FILE\")")
+	beir := fs.String("beir", "", "learn instead from a BEIR corpus's documents, each title with its text (its queries and judgements are not read)")
+	dims := fs.Int("dims", 128, "vector dimensions")
+	epochs := fs.Int("epochs", 4, "passes over the pairs")
+	minCount := fs.Int("min-count", 5, "leave out tokens found in fewer texts")
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 0 || *out == "" {
+		return fmt.Errorf("usage: %s", evalTrainUsage)
+	}
+	var pairs []static.Pair
+	if *beir != "" {
+		ds, err := eval.Load(*beir)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds.Docs {
+			if strings.TrimSpace(d.Title) != "" && strings.TrimSpace(d.Text) != "" {
+				pairs = append(pairs, static.Pair{Query: d.Title, Doc: d.Text})
+			}
+		}
+		fmt.Fprintf(os.Stderr, "cue eval train: %d pairs of title and text from %s\n", len(pairs), *beir)
+	} else {
+		set, err := codeSet(roots, *nq, *seed)
+		if err != nil {
+			return err
+		}
+		pairs = set.TrainingPairs()
+		fmt.Fprintf(os.Stderr, "cue eval train: %d pairs of doc comment and code, outside the %d queries' packages\n", len(pairs), len(set.Queries))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	m, err := static.Train(ctx, pairs, static.TrainOptions{Name: strings.TrimSuffix(filepath.Base(*out), filepath.Ext(*out)), Dims: *dims, Epochs: *epochs, MinCount: *minCount, Seed: *seed,
+		Progress: func(epoch int, loss float64) {
+			fmt.Fprintf(os.Stderr, "epoch %d of %d: loss %.3f\n", epoch, *epochs, loss)
+		}})
+	if err != nil {
+		return err
+	}
+	if err := m.Save(*out); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "cue eval train: %d tokens × %d dimensions written to %s\n", len(m.Vocab), m.Dims, *out)
+	return nil
 }
 
 // daemonLogs is the logger of an evaluation's daemon: none unless

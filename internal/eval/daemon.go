@@ -34,9 +34,22 @@ type RunOptions struct {
 	// EmbedFiles is [embed] files for the daemon ("prose" or "all");
 	// empty: the product's default for the built-in model (prose).
 	EmbedFiles string
-	Debounce   time.Duration
-	Progress   func(phase string, done, total int)
-	Logger     *slog.Logger
+	// Model is the embedding model's spec for the modes that need one
+	// (provider.Open); empty: the built-in model.
+	Model    string
+	Debounce time.Duration
+	Progress func(phase string, done, total int)
+	Logger   *slog.Logger
+}
+
+// ModelFor is the daemon's model for the modes: "none" when every mode
+// is keyword, else Model or the built-in one.
+func (o RunOptions) ModelFor() (string, error) {
+	model, err := questions.ModelFor(o.Modes)
+	if err != nil || model == "none" || o.Model == "" {
+		return model, err
+	}
+	return o.Model, nil
 }
 
 // DocPath is where document i of a data set lives in the workspace Run
@@ -95,7 +108,7 @@ func Run(ctx context.Context, ds *Dataset, o RunOptions) ([]Scores, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = []string{tools.ModeKeyword}
 	}
-	model, err := questions.ModelFor(o.Modes)
+	model, err := o.ModelFor()
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +150,7 @@ func Run(ctx context.Context, ds *Dataset, o RunOptions) ([]Scores, error) {
 		// The probe is a query read_context takes: SciFact holds one over
 		// its limit.
 		probe := Shorten(ds.Queries[slices.Min(slices.Collect(maps.Keys(ds.Qrels)))])
-		if err := questions.WaitEmbedded(ctx, n, len(files), probe, progress); err != nil {
+		if err := questions.WaitEmbedded(ctx, n, model, len(files), probe, progress); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cuedeck/cuedeck/internal/embed/static"
 	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
@@ -140,5 +141,36 @@ func TestShortenToTheSchemasMaxLength(t *testing.T) {
 	}
 	if q := "short query"; Shorten(q) != q {
 		t.Errorf("Shorten(%q) = %q", q, Shorten(q))
+	}
+}
+
+// An evaluation with another model than the built-in one waits for that
+// model's vectors: it waited for the built-in model's, which never came,
+// until it gave up after ten minutes without progress.
+func TestRunWithAStaticModel(t *testing.T) {
+	ds, err := Load(filepath.Join("testdata", "tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []static.Pair
+	for _, d := range ds.Docs {
+		pairs = append(pairs, static.Pair{Query: d.Title, Doc: d.Text})
+	}
+	m, err := static.Train(context.Background(), pairs, static.TrainOptions{Name: "tiny", Dims: 16, MinCount: 1, Batch: 2, Epochs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tiny.static")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	scores, err := Run(ctx, ds, RunOptions{Modes: []string{"semantic"}, Model: "static:" + path, Debounce: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scores) != 1 || scores[0].Mode != "semantic" || scores[0].Queries != 5 {
+		t.Fatalf("scores %+v", scores)
 	}
 }

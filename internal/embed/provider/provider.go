@@ -1,5 +1,5 @@
 // Package provider turns the embedding model a user configures ("builtin",
-// "ollama:<model>" or "none") into an embed.Embedder. The daemon, the
+// "ollama:<model>", "static:<file>" or "none") into an embed.Embedder. The daemon, the
 // indexer and embed worker binaries and the edges (for query embedding)
 // all read the setting through it, so they agree on the model id.
 package provider
@@ -18,6 +18,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/ollama"
+	"github.com/cuedeck/cuedeck/internal/embed/static"
 )
 
 // Specs Open accepts besides "ollama:<model>".
@@ -28,6 +29,9 @@ const (
 	None = "none"
 	// OllamaPrefix + model names an Ollama embedding model.
 	OllamaPrefix = "ollama:"
+	// StaticPrefix + path names a static token model file (`cue eval
+	// train`).
+	StaticPrefix = "static:"
 )
 
 // ErrUnknownSpec is returned for a spec Open does not accept; the error
@@ -57,6 +61,12 @@ func Open(spec string, cfg Config) (embed.Embedder, error) {
 		return builtin.New(), nil
 	case spec == None:
 		return nil, nil
+	case strings.HasPrefix(spec, StaticPrefix):
+		path := strings.TrimSpace(strings.TrimPrefix(spec, StaticPrefix))
+		if path == "" {
+			return nil, fmt.Errorf("%w %q: name the model file, e.g. %q", ErrUnknownSpec, spec, StaticPrefix+"code.static")
+		}
+		return static.Load(path)
 	case strings.HasPrefix(spec, OllamaPrefix):
 		model := strings.TrimSpace(strings.TrimPrefix(spec, OllamaPrefix))
 		if model == "" {
@@ -76,8 +86,8 @@ func Open(spec string, cfg Config) (embed.Embedder, error) {
 		}
 		return ollama.New(oc)
 	}
-	return nil, fmt.Errorf("%w %q: use %q (built in, the default), %q (e.g. %q) or %q (keyword search only)",
-		ErrUnknownSpec, spec, Builtin, OllamaPrefix+"<model>", OllamaPrefix+"all-minilm", None)
+	return nil, fmt.Errorf("%w %q: use %q (built in, the default), %q (e.g. %q), %q (a model `cue eval train` wrote) or %q (keyword search only)",
+		ErrUnknownSpec, spec, Builtin, OllamaPrefix+"<model>", OllamaPrefix+"all-minilm", StaticPrefix+"<file>", None)
 }
 
 // ModelID is the model id the embedder of spec reports (and vectors are

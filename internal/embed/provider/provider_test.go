@@ -2,11 +2,13 @@ package provider
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/ollama"
+	"github.com/cuedeck/cuedeck/internal/embed/static"
 )
 
 func TestOpen(t *testing.T) {
@@ -34,17 +36,32 @@ func TestOpen(t *testing.T) {
 }
 
 func TestOpenRefusesUnknownSpecs(t *testing.T) {
-	for _, spec := range []string{"openai:text-embedding-3", "ollama:", "minilm"} {
+	for _, spec := range []string{"openai:text-embedding-3", "ollama:", "static:", "minilm"} {
 		_, err := Open(spec, Config{})
 		if !errors.Is(err, ErrUnknownSpec) {
 			t.Fatalf("Open(%q) err = %v, want ErrUnknownSpec", spec, err)
 		}
 	}
 	_, err := Open("bert", Config{})
-	for _, want := range []string{`"builtin"`, `"ollama:<model>"`, `"none"`} {
+	for _, want := range []string{`"builtin"`, `"ollama:<model>"`, `"static:<file>"`, `"none"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
+	}
+}
+
+func TestOpenStatic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "code.static")
+	m := &static.Model{Name: "code", Dims: 2, Vocab: map[string]int32{"parse": 0}, Weight: []float32{1}, Vec: []float32{0, 1}}
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(StaticPrefix+path, Config{})
+	if err != nil || e.ModelID() != "static:code" || e.Dimensions() != 2 {
+		t.Fatalf("Open(static:…) = %v, %v", e, err)
+	}
+	if _, err := Open(StaticPrefix+filepath.Join(t.TempDir(), "missing.static"), Config{}); err == nil || !strings.Contains(err.Error(), "missing.static") {
+		t.Fatalf("a missing model file: %v, want an error naming it", err)
 	}
 }
 

@@ -83,7 +83,7 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = []string{tools.ModeKeyword}
 	}
-	model, err := questions.ModelFor(o.Modes)
+	model, err := o.ModelFor()
 	if err != nil {
 		return nil, fmt.Errorf("codesearch: %w", err)
 	}
@@ -127,7 +127,7 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		if o.EmbedFiles != "all" {
 			probe = ""
 		}
-		if err := questions.WaitEmbedded(ctx, n, len(files), probe, progress); err != nil {
+		if err := questions.WaitEmbedded(ctx, n, model, len(files), probe, progress); err != nil {
 			return nil, err
 		}
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cuedeck/cuedeck/internal/embed/builtin"
+	"github.com/cuedeck/cuedeck/internal/embed/provider"
 	"github.com/cuedeck/cuedeck/internal/localnode"
 	"github.com/cuedeck/cuedeck/internal/status"
 	"github.com/cuedeck/cuedeck/internal/telemetry"
@@ -159,7 +159,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	if model != "none" {
-		if err := WaitEmbedded(ctx, n, len(docs), qs[0].Keywords, progress); err != nil {
+		if err := WaitEmbedded(ctx, n, model, len(docs), qs[0].Keywords, progress); err != nil {
 			return nil, err
 		}
 	}
@@ -319,13 +319,18 @@ func WaitIndexed(ctx context.Context, n *localnode.Node, root string, docs []str
 }
 
 // WaitEmbedded polls the daemon's status until every document has its
-// vectors, then read_context until semantic search answers probe from
-// them; an empty probe skips that (every file left without vectors).
-func WaitEmbedded(ctx context.Context, n *localnode.Node, docs int, probe string, progress func(string, int, int)) error {
+// vectors of model (the daemon's [embed] model spec), then read_context
+// until semantic search answers probe from them; an empty probe skips
+// that (every file left without vectors).
+func WaitEmbedded(ctx context.Context, n *localnode.Node, model string, docs int, probe string, progress func(string, int, int)) error {
+	modelID, err := provider.ModelID(model)
+	if err != nil {
+		return err
+	}
 	deadline := time.Now().Add(stallLimit)
 	vectors := -1
 	for {
-		rep, err := status.CollectWith(ctx, n.Conn.JS, status.Options{EmbedModel: builtin.ModelID})
+		rep, err := status.CollectWith(ctx, n.Conn.JS, status.Options{EmbedModel: modelID})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,140 @@
+package static
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// synonyms is a toy task no keyword search can solve: each query is made
+// of words of one topic's query vocabulary and its document of the same
+// topic's document vocabulary, which share no word.
+func synonyms(n, topics int, seed uint64) []Pair {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	word := func(side string, topic, k int) string { return fmt.Sprintf("%s%dw%d", side, topic, k) }
+	pairs := make([]Pair, n)
+	for i := range pairs {
+		t := rng.IntN(topics)
+		var q, d []string
+		for range 3 {
+			q = append(q, word("ask", t, rng.IntN(4)))
+		}
+		for range 8 {
+			d = append(d, word("doc", t, rng.IntN(6)))
+		}
+		pairs[i] = Pair{Query: strings.Join(q, " "), Doc: strings.Join(d, " ")}
+	}
+	return pairs
+}
+
+func cosine(a, b []float32) float64 {
+	var s float64
+	for k := range a {
+		s += float64(a[k]) * float64(b[k])
+	}
+	return s
+}
+
+func TestTrainLearnsWhatKeywordsCannot(t *testing.T) {
+	m, err := Train(context.Background(), synonyms(4000, 20, 1), TrainOptions{Name: "toy", Dims: 32, MinCount: 2, Epochs: 3, Batch: 64, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := synonyms(200, 20, 2)
+	var docs, queries []string
+	for _, p := range test {
+		docs, queries = append(docs, p.Doc), append(queries, p.Query)
+	}
+	dv, _ := m.Embed(context.Background(), docs)
+	qv, _ := m.Embed(context.Background(), queries)
+	// The document of the query's own topic must be nearer than those of
+	// the other topics: with 20 topics, chance is 5 %.
+	right := 0
+	for i := range test {
+		best, at := math.Inf(-1), -1
+		for j := range test {
+			if s := cosine(qv[i], dv[j]); s > best {
+				best, at = s, j
+			}
+		}
+		if strings.HasPrefix(strings.Fields(test[at].Doc)[0], "doc"+topicOf(test[i].Query)+"w") {
+			right++
+		}
+	}
+	if right < 180 {
+		t.Fatalf("the nearest document is of the query's topic for %d of 200 queries, want ≥ 180", right)
+	}
+}
+
+func topicOf(query string) string {
+	w := strings.Fields(query)[0]
+	return w[len("ask"):strings.Index(w, "w")]
+}
+
+func TestSaveLoadEmbedsAlike(t *testing.T) {
+	m, err := Train(context.Background(), synonyms(512, 4, 3), TrainOptions{Name: "round", Dims: 16, MinCount: 1, Epochs: 1, Batch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.static")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ModelID() != "static:round" || back.Dimensions() != 16 {
+		t.Fatalf("loaded %s × %d", back.ModelID(), back.Dimensions())
+	}
+	texts := []string{"ask0w1 ask0w2", "doc3w0 doc3w5 unknownword", "nothing known here"}
+	a, _ := m.Embed(context.Background(), texts)
+	b, _ := back.Embed(context.Background(), texts)
+	for i := range texts {
+		if d := cosine(a[i], b[i]); i < 2 && math.Abs(d-1) > 1e-5 {
+			t.Errorf("%q: cosine %f between the saved and the loaded model's vectors", texts[i], d)
+		}
+		if n := cosine(a[i], a[i]); i < 2 && math.Abs(n-1) > 1e-5 {
+			t.Errorf("%q: norm² %f, want 1", texts[i], n)
+		}
+	}
+	if n := cosine(a[2], a[2]); n != 0 {
+		t.Errorf("a text of no known token: norm² %f, want the zero vector", n)
+	}
+}
+
+func TestLoadRefusesWhatIsNoModel(t *testing.T) {
+	dir := t.TempDir()
+	m := &Model{Name: "x", Dims: 4, Vocab: map[string]int32{"a": 0}, Weight: []float32{1}, Vec: []float32{1, 0, 0, 0}}
+	good := filepath.Join(dir, "good.static")
+	if err := m.Save(good); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(good)
+	for name, data := range map[string][]byte{
+		"empty":     nil,
+		"text":      []byte("not a model at all"),
+		"truncated": whole[:len(whole)-3],
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, data, 0o644)
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), "train it again") {
+			t.Errorf("%s: %v, want an error naming the remedy", name, err)
+		}
+	}
+	if _, err := Load(filepath.Join(dir, "missing.static")); err == nil {
+		t.Error("a missing file loaded")
+	}
+}
+
+func TestTrainRefusesTooFewPairs(t *testing.T) {
+	if _, err := Train(context.Background(), synonyms(10, 2, 1), TrainOptions{}); err == nil {
+		t.Fatal("10 pairs trained a model with batches of 128")
+	}
+}
