@@ -20,7 +20,7 @@ import (
 )
 
 const (
-	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--work DIR] [--json [--ranks]]"
+	evalBEIRUsage      = "cue eval beir DIR [--modes keyword,semantic,hybrid,rrf] [--model SPEC] [--work DIR] [--json [--ranks]]"
 	evalQuestionsUsage = "cue eval questions DIR [--seed N] [--max N] [--modes keyword,hybrid] [--json] [--list]"
 	evalCodeUsage      = "cue eval code [--root DIR]... [--seed N] [--queries N] [--modes keyword,hybrid] [--model SPEC] [--embed-files prose|all] [--write DIR] [--work DIR] [--json]"
 	evalTrainUsage     = "cue eval train --out FILE [--root DIR]... [--seed N] [--queries N] [--beir DIR] [--dims N] [--epochs N] [--min-count N]"

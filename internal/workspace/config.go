@@ -532,7 +532,8 @@ token_limit = 32000
 
 [embed]
 # Embedding model for semantic search: "builtin" (no setup), "ollama:<model>"
-# (e.g. "ollama:all-minilm") or "none" (keyword search only). Keyword search
+# (e.g. "ollama:all-minilm"), "static:<absolute path>" (a model `+"`cue eval train`"+`
+# wrote) or "none" (keyword search only). Keyword search
 # never waits for embeddings; `+"`cue status`"+` shows how far they trail.
 model = "builtin"
 # Ollama server for "ollama:" models; empty: OLLAMA_HOST or 127.0.0.1:11434.
@@ -541,7 +542,7 @@ ollama_host = ""
 # and data are found by keyword search) or "all". Unset: "prose" with the
 # built-in model, which reads prose and is near random on code (a repository
 # of code then embeds in a fraction of the time and disk); "all" with
-# "ollama:" models.
+# the other models.
 # files = "all"
 
 [transcripts]

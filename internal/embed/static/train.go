@@ -218,7 +218,6 @@ func (tr *trainer) step(bq, bd [][]int32) float64 {
 		for k := range b {
 			ds[at(k)] += math.Exp(s[at(k)]-mx) / z / float64(b)
 		}
-		return
 	}
 	for i := range b {
 		softmax(func(k int) int { return i*b + k })
