@@ -150,3 +150,60 @@ func BenchmarkTranscriptToSearchable(b *testing.B) {
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "memories/s")
 	}
 }
+
+// BenchmarkForgetSeenByTheOtherEdge forgets, through one edge, a memory
+// both edges serve, and measures how long until the other edge no longer
+// finds it: the forget's tombstone travels the memory bucket, as it does
+// between a laptop daemon and team edges. It reports the p50 and p99 of
+// that time (issue 22: within 1 s).
+func BenchmarkForgetSeenByTheOtherEdge(b *testing.B) {
+	conn, _ := bustest.StartDurable(b, bus.Settings{})
+	h := harnessOn(b, conn)
+	r1, r2 := h.start(""), h.start("")
+	st := memstore.NewStore(h.mkv, clock.System{})
+	st.SetDurable(conn.Durable)
+	e1 := New(r1.m, nil, WithDefaultRepo("app"), WithMemoryStore(st))
+	e2 := New(r2.m, nil, WithDefaultRepo("app"))
+	ctx := context.Background()
+	call := func(e *Edge, tool string, args map[string]any) []byte {
+		a, _ := json.Marshal(args)
+		out, err := e.Call(ctx, tool, a)
+		if err != nil {
+			b.Fatalf("%s: %v", tool, err)
+		}
+		return out
+	}
+	serves := func(e *Edge, word string) bool {
+		var hits []tools.MemoryHit
+		if err := json.Unmarshal(call(e, tools.SearchMemories, map[string]any{"query": word, "mode": "keyword"}), &hits); err != nil {
+			b.Fatal(err)
+		}
+		return len(hits) > 0
+	}
+	waitUntil := func(what string, cond func() bool) {
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				b.Fatalf("%s: not within 10 s", what)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	var lat stats.LatencySummary
+	i := 0
+	for b.Loop() {
+		word := fmt.Sprintf("forgetprobe%d", i)
+		i++
+		var saved tools.SaveMemoryResult
+		if err := json.Unmarshal(call(e1, tools.SaveMemory, map[string]any{"kind": "decision", "text": "Keep " + word + " behind the feature flag"}), &saved); err != nil {
+			b.Fatal(err)
+		}
+		waitUntil("the other edge serves the saved memory", func() bool { return serves(e2, word) })
+		t0 := time.Now()
+		call(e1, tools.ForgetMemory, map[string]any{"hash": saved.Hash})
+		waitUntil("the other edge stops serving the forgotten memory", func() bool { return !serves(e2, word) })
+		lat.RecordDuration(time.Since(t0))
+	}
+	b.ReportMetric(lat.Percentile(50), "p50-ms")
+	b.ReportMetric(lat.Percentile(99), "p99-ms")
+}
