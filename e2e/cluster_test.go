@@ -477,23 +477,6 @@ func (n *Node) Kill(ctx context.Context) error {
 	}
 }
 
-// Pause freezes n's processes (SIGSTOP through the freezer cgroup): its
-// connections stay open and it does nothing until Unpause.
-func (n *Node) Pause(ctx context.Context) error {
-	if _, err := n.c.docker.ContainerPause(ctx, n.C.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
-		return fmt.Errorf("pause %s: %w", n.Name, err)
-	}
-	return nil
-}
-
-// Unpause lets a paused n run on.
-func (n *Node) Unpause(ctx context.Context) error {
-	if _, err := n.c.docker.ContainerUnpause(ctx, n.C.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
-		return fmt.Errorf("unpause %s: %w", n.Name, err)
-	}
-	return nil
-}
-
 // Start starts a stopped or killed n again, with its filesystem as it was.
 // Host ports may change: ask NATSURL/EdgeURL again afterwards.
 func (n *Node) Start(ctx context.Context) error { return n.C.Start(ctx) }

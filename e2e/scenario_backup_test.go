@@ -165,13 +165,23 @@ func backupStream(ctx context.Context, t testing.TB, js jetstream.JetStream, nam
 // restoreStream replaces the stream of cfg with one holding msgs.
 func restoreStream(ctx context.Context, t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig, msgs []*nats.Msg) {
 	t.Helper()
+	restoreStreamSpaced(ctx, t, js, cfg, msgs, 0)
+}
+
+// restoreStreamSpaced is restoreStream with gap between the messages, as
+// a refill by hand that readers see half done.
+func restoreStreamSpaced(ctx context.Context, t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig, msgs []*nats.Msg, gap time.Duration) {
+	t.Helper()
 	if err := js.DeleteStream(ctx, cfg.Name); err != nil {
 		t.Fatalf("delete %s: %v", cfg.Name, err)
 	}
 	if _, err := js.CreateStream(ctx, cfg); err != nil {
 		t.Fatalf("create %s: %v", cfg.Name, err)
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if i > 0 && gap > 0 {
+			time.Sleep(gap)
+		}
 		if _, err := js.PublishMsg(ctx, m); err != nil {
 			t.Fatalf("restore %s: %v", m.Subject, err)
 		}

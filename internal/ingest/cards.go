@@ -117,6 +117,13 @@ func (s *Service) followTasksOnce(ctx context.Context) error {
 		// The cards are the replaced log's truth: have them compared
 		// with, and published into, this one now.
 		signal(s.compareNow)
+		// What a refill of the log still publishes after this look is
+		// the backup's too, not a change made since: replayed, it is
+		// written back only over an older card.
+		s.waitSettled(ctx, events.TasksStream)
+		if settled, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream); err == nil && settled.ID() == log.ID() {
+			replayTo = settled.LastSeq
+		}
 	}
 	if recorded != log.ID() {
 		if err := s.state.putTaskPos(positions); err != nil {

@@ -682,3 +682,78 @@ func TestCardWriteBackStoppedMidBatchLosesNoCard(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskLogRefilledSlowlySetsNoCardBack: the task log is refilled from a
+// backup by hand, message by message, while ingest and the indexer run.
+// The cards, every task done since the backup, must not be set back, and
+// the refilled log must come to hold what they hold: were they compared
+// with the log half refilled, their states would land before the rest of
+// the backup's older ones, which the log's order makes the later truth.
+func TestTaskLogRefilledSlowlySetsNoCardBack(t *testing.T) {
+	t.Cleanup(ingest.CheckTaskLogEvery(100 * time.Millisecond))
+	conn, dir, board, _, ing := cardsPipeline(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*within)
+	defer cancel()
+	// As the daemon does: the server's announcement of the log created
+	// again reaches ingest at once.
+	stopAnnouncements, err := bus.OnStreamReplaced(conn.NC, ing.svc.StreamReplaced, events.TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopAnnouncements)
+	made := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	var ids []string
+	for i := range 5 {
+		task := events.Task{ID: fmt.Sprintf("slow%02d", i), Title: fmt.Sprintf("Refill %d", i), Status: "todo", Priority: "medium", Created: made, Updated: made}
+		if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskCreated, Task: task, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	cardHolds := func(id, status string) bool {
+		b, err := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", id+".md"))
+		return err == nil && strings.Contains(string(b), "\nstatus: "+status+"\n")
+	}
+	bustest.Eventually(t, within, "the tasks written back", func() bool {
+		for _, id := range ids {
+			if !cardHolds(id, "todo") {
+				return false
+			}
+		}
+		return true
+	})
+	backup := bustest.Backup(t, conn.JS, events.TasksStream)
+	for _, id := range ids {
+		task, _ := board.Task("r", id)
+		task.Status, task.Updated = "done", made.Add(time.Hour)
+		if _, err := board.Append(ctx, events.TaskEvent{Repo: "r", Op: events.TaskUpdated, Task: task, Source: "mcp"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bustest.Eventually(t, within, "the changes written back", func() bool {
+		for _, id := range ids {
+			if !cardHolds(id, "done") {
+				return false
+			}
+		}
+		return true
+	})
+
+	bustest.RestoreSpaced(t, conn, events.TasksStream, backup, 600*time.Millisecond)
+	refilled := tasks.NewBoard(conn.JS, nil)
+	runBG(t, "board of the refilled log", refilled.Run)
+	bustest.Eventually(t, 2*within, "the cards' states in the refilled log", func() bool {
+		for _, id := range ids {
+			if got, _ := refilled.Task("r", id); got.Status != "done" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range ids {
+		if !cardHolds(id, "done") {
+			b, _ := os.ReadFile(filepath.Join(dir, ".cuedeck", "cards", id+".md"))
+			t.Errorf("card %s set back by the refill:\n%s", id, b)
+		}
+	}
+}

@@ -53,10 +53,11 @@ type Config struct {
 	// lost entries under a running ingest). Default 10 minutes; a
 	// comparison reads the bucket's headers only.
 	ReconcileEvery time.Duration
-	// DocsSettle is how ingest waits for a cue_docs the server announced
-	// replaced to settle before comparing with it (StreamReplaced); zero
-	// fields take the defaults (500 ms, 2 s, 1 min).
-	DocsSettle DocsSettle
+	// Settle is how ingest waits for a replaced stream to settle before
+	// comparing with it: cue_docs when the server announced it replaced
+	// (StreamReplaced), the task log whenever ingest finds it another
+	// incarnation; zero fields take the defaults (500 ms, 2 s, 1 min).
+	Settle Settle
 }
 
 // DefaultExclude are the patterns excluded when Config.Exclude is nil. ".git"
@@ -104,9 +105,9 @@ func (c *Config) setDefaults() {
 	if c.ReconcileEvery == 0 {
 		c.ReconcileEvery = 10 * time.Minute
 	}
-	c.DocsSettle.Poll = cmp.Or(c.DocsSettle.Poll, 500*time.Millisecond)
-	c.DocsSettle.Quiet = cmp.Or(c.DocsSettle.Quiet, 2*time.Second)
-	c.DocsSettle.Most = cmp.Or(c.DocsSettle.Most, time.Minute)
+	c.Settle.Poll = cmp.Or(c.Settle.Poll, 500*time.Millisecond)
+	c.Settle.Quiet = cmp.Or(c.Settle.Quiet, 2*time.Second)
+	c.Settle.Most = cmp.Or(c.Settle.Most, time.Minute)
 }
 
 // Validate reports a configuration that cannot work, saying what to change.

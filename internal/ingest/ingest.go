@@ -468,11 +468,10 @@ func (s *Service) StreamReplaced(stream string) {
 	}
 }
 
-// DocsSettle is how a replaced cue_docs is judged settled: its stream
-// unchanged for Quiet, read every Poll; after Most a comparison runs
-// whether or not it settled (the indexer may never stop writing into a
-// busy bucket).
-type DocsSettle struct{ Poll, Quiet, Most time.Duration }
+// Settle is how a replaced stream is judged settled: unchanged for
+// Quiet, read every Poll; after Most a comparison runs whether or not it
+// settled (writers may never stop writing into a busy stream).
+type Settle struct{ Poll, Quiet, Most time.Duration }
 
 // compareWhenDocsSettle asks for a comparison (compareNow) each time the
 // server announced cue_docs replaced, once the bucket's stream has stopped
@@ -486,7 +485,7 @@ func (s *Service) compareWhenDocsSettle(ctx context.Context) {
 			return
 		case <-s.docsReplaced:
 		}
-		settled := s.waitDocsSettled(ctx)
+		settled := s.waitSettled(ctx, "KV_"+events.DocsBucket)
 		if ctx.Err() != nil {
 			return
 		}
@@ -495,27 +494,27 @@ func (s *Service) compareWhenDocsSettle(ctx context.Context) {
 	}
 }
 
-// waitDocsSettled waits until cue_docs' stream has shown one state (its
-// incarnation and last sequence) for docsSettle.Quiet, or docsSettle.Most
-// has passed (settled is then false).
-func (s *Service) waitDocsSettled(ctx context.Context) (settled bool) {
-	deadline := time.Now().Add(s.cfg.DocsSettle.Most)
+// waitSettled waits until stream has shown one state (its incarnation
+// and last sequence) for Settle.Quiet, or Settle.Most has passed (settled
+// is then false).
+func (s *Service) waitSettled(ctx context.Context, stream string) (settled bool) {
+	deadline := time.Now().Add(s.cfg.Settle.Most)
 	var last bus.StreamState
 	var since time.Time
 	for time.Now().Before(deadline) {
-		now, err := bus.ReadStream(ctx, s.conn.JS, "KV_"+events.DocsBucket)
+		now, err := bus.ReadStream(ctx, s.conn.JS, stream)
 		switch {
 		case err != nil:
 			since = time.Time{} // not there (yet): nothing to compare with
 		case since.IsZero() || now.ID() != last.ID() || now.LastSeq != last.LastSeq:
 			last, since = now, time.Now()
-		case time.Since(since) >= s.cfg.DocsSettle.Quiet:
+		case time.Since(since) >= s.cfg.Settle.Quiet:
 			return true
 		}
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(s.cfg.DocsSettle.Poll):
+		case <-time.After(s.cfg.Settle.Poll):
 		}
 	}
 	return false

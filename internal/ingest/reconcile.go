@@ -93,6 +93,15 @@ func (s *Service) reconcile(ctx context.Context) (Reconciled, error) {
 			// Write-back looks at the log now rather than at its next
 			// check, and replays what is newer than the cards.
 			signal(s.taskLogRecheck)
+			// A log being refilled (a backup's messages published one by
+			// one) would get the cards' states before the rest of the
+			// backup's older ones, which its order makes the later truth:
+			// the cards are compared with it once it stopped changing.
+			settled := s.waitSettled(ctx, events.TasksStream)
+			if log, err := bus.ReadStream(ctx, s.conn.JS, events.TasksStream); err == nil {
+				logID = log.ID()
+			}
+			s.logger.Info("ingest: the task log is another than the cards were held against; publishing the cards into it", "settled", settled)
 		}
 	}
 	names := make([]string, len(s.repos))

@@ -217,7 +217,7 @@ func TestIngestRefillsAReplacedCueDocsOnTheServersWord(t *testing.T) {
 	writeTree(t, dir, files)
 	cfg := config(t, ingest.RepoConfig{Name: "r", Root: dir})
 	cfg.ReconcileEvery = time.Hour // only the announcement can bring the comparison on
-	cfg.DocsSettle = ingest.DocsSettle{Poll: 20 * time.Millisecond, Quiet: 100 * time.Millisecond, Most: 10 * time.Second}
+	cfg.Settle = ingest.Settle{Poll: 20 * time.Millisecond, Quiet: 100 * time.Millisecond, Most: 10 * time.Second}
 	ing := start(t, conn, cfg)
 	stop, err := bus.OnStreamReplaced(conn.NC, ing.svc.StreamReplaced, "KV_"+events.DocsBucket)
 	if err != nil {

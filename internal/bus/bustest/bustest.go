@@ -291,6 +291,13 @@ func Backup(t testing.TB, js jetstream.JetStream, stream string) []*nats.Msg {
 // of the same name, another incarnation) and publishes msgs into it.
 func Restore(t testing.TB, conn *bus.Conn, stream string, msgs []*nats.Msg) {
 	t.Helper()
+	RestoreSpaced(t, conn, stream, msgs, 0)
+}
+
+// RestoreSpaced is Restore with gap between the messages: a refill by
+// hand, which readers see half done.
+func RestoreSpaced(t testing.TB, conn *bus.Conn, stream string, msgs []*nats.Msg, gap time.Duration) {
+	t.Helper()
 	ctx := context.Background()
 	if err := conn.JS.DeleteStream(ctx, stream); err != nil {
 		t.Fatal(err)
@@ -298,7 +305,10 @@ func Restore(t testing.TB, conn *bus.Conn, stream string, msgs []*nats.Msg) {
 	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if i > 0 && gap > 0 {
+			time.Sleep(gap)
+		}
 		if _, err := conn.JS.PublishMsg(ctx, m); err != nil {
 			t.Fatal(err)
 		}
