@@ -1,6 +1,7 @@
 package static
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -30,27 +31,13 @@ type TrainOptions struct {
 }
 
 func (o *TrainOptions) defaults() {
-	if o.Dims == 0 {
-		o.Dims = 128
-	}
-	if o.MinCount == 0 {
-		o.MinCount = 5
-	}
-	if o.MaxVocab == 0 {
-		o.MaxVocab = 200_000
-	}
-	if o.Epochs == 0 {
-		o.Epochs = 4
-	}
-	if o.Batch == 0 {
-		o.Batch = 128
-	}
-	if o.Temperature == 0 {
-		o.Temperature = 0.05
-	}
-	if o.Rate == 0 {
-		o.Rate = 0.05
-	}
+	o.Dims = cmp.Or(o.Dims, 128)
+	o.MinCount = cmp.Or(o.MinCount, 5)
+	o.MaxVocab = cmp.Or(o.MaxVocab, 200_000)
+	o.Epochs = cmp.Or(o.Epochs, 4)
+	o.Batch = cmp.Or(o.Batch, 128)
+	o.Temperature = cmp.Or(o.Temperature, 0.05)
+	o.Rate = cmp.Or(o.Rate, 0.05)
 }
 
 // Train learns token vectors under which each pair's two texts are closer
