@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cuedeck/cuedeck/pkg/core/search"
 )
 
 // synonyms is a toy task no keyword search can solve: each query is made
@@ -137,4 +139,48 @@ func TestTrainRefusesTooFewPairs(t *testing.T) {
 	if _, err := Train(context.Background(), synonyms(10, 2, 1), TrainOptions{}); err == nil {
 		t.Fatal("10 pairs trained a model with batches of 128")
 	}
+}
+
+// BenchmarkEmbedChunks embeds chunks of about 128 tokens (a function of
+// this package's source, cut to 600 bytes, as a code chunk is) with a
+// model of 20,000 tokens × 128: the cost of embedding with a static
+// model, to set beside the built-in model's Embed128.
+func BenchmarkEmbedChunks(b *testing.B) {
+	src, err := os.ReadFile("train.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var chunks []string
+	for start := 0; start+600 <= len(src); start += 300 {
+		chunks = append(chunks, string(src[start:start+600]))
+	}
+	m := &Model{Name: "bench", Dims: 128, Vocab: map[string]int32{}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range chunks {
+		for _, tok := range distinct(search.Tokenize(c)) {
+			if _, ok := m.Vocab[tok]; !ok {
+				m.Vocab[tok] = int32(len(m.Vocab))
+			}
+		}
+	}
+	for len(m.Vocab) < 20000 {
+		m.Vocab[fmt.Sprintf("filler%d", len(m.Vocab))] = int32(len(m.Vocab))
+	}
+	m.Weight = make([]float32, len(m.Vocab))
+	m.Vec = make([]float32, len(m.Vocab)*m.Dims)
+	for i := range m.Weight {
+		m.Weight[i] = 1
+	}
+	for i := range m.Vec {
+		m.Vec[i] = float32(rng.NormFloat64())
+	}
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		if _, err := m.Embed(ctx, chunks[i%len(chunks):i%len(chunks)+1]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "chunks/s")
 }
