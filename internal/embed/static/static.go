@@ -49,15 +49,21 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 }
 
 func (m *Model) embedOne(text string) []float32 {
+	v := m.weightedSum(m.ids(text))
+	normalise(v)
+	return v
+}
+
+// weightedSum is the sum of the vectors of ids, each times its weight.
+func (m *Model) weightedSum(ids []int32) []float32 {
 	v := make([]float32, m.Dims)
-	for _, id := range m.ids(text) {
+	for _, id := range ids {
 		w := m.Weight[id]
 		row := m.Vec[int(id)*m.Dims : int(id+1)*m.Dims]
 		for k, x := range row {
 			v[k] += w * x
 		}
 	}
-	normalise(v)
 	return v
 }
 

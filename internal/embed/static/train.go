@@ -141,29 +141,21 @@ func newTrainer(m *Model, o TrainOptions) *trainer {
 	return &trainer{m: m, o: o, acc: make([]float32, len(m.Vec)), grad: map[int32][]float32{}}
 }
 
-// pool is a text's weighted sum, its norm and its normalised vector.
+// pool is a text's normalised vector and the norm of its weighted sum.
 type pool struct {
-	sum, unit []float32
-	norm      float64
+	unit []float32
+	norm float64
 }
 
 func (tr *trainer) pool(ids []int32) pool {
-	d := tr.m.Dims
-	p := pool{sum: make([]float32, d), unit: make([]float32, d)}
-	for _, id := range ids {
-		w := tr.m.Weight[id]
-		row := tr.m.Vec[int(id)*d : int(id+1)*d]
-		for k, x := range row {
-			p.sum[k] += w * x
-		}
-	}
+	sum := tr.m.weightedSum(ids)
 	var n float64
-	for _, x := range p.sum {
+	for _, x := range sum {
 		n += float64(x) * float64(x)
 	}
-	p.norm = math.Sqrt(n)
+	p := pool{unit: make([]float32, len(sum)), norm: math.Sqrt(n)}
 	if p.norm > 0 {
-		for k, x := range p.sum {
+		for k, x := range sum {
 			p.unit[k] = float32(float64(x) / p.norm)
 		}
 	}
@@ -193,7 +185,9 @@ func (tr *trainer) step(bq, bd [][]int32) float64 {
 	// to queries), less the one-hot of the pair, averaged over the batch.
 	ds := make([]float64, b*b)
 	var loss float64
-	softmax := func(at func(k int) int) {
+	// softmax adds one row's or column's softmax to dS and returns its
+	// log-sum-exp, of which the loss is made.
+	softmax := func(at func(k int) int) float64 {
 		mx := math.Inf(-1)
 		for k := range b {
 			mx = max(mx, s[at(k)])
@@ -205,21 +199,12 @@ func (tr *trainer) step(bq, bd [][]int32) float64 {
 		for k := range b {
 			ds[at(k)] += math.Exp(s[at(k)]-mx) / z / float64(b)
 		}
+		return mx + math.Log(z)
 	}
 	for i := range b {
-		softmax(func(k int) int { return i*b + k })
-		softmax(func(k int) int { return k*b + i })
-		// The loss of row i and column i, for the progress report.
-		var zr, zc float64
-		mr, mc := math.Inf(-1), math.Inf(-1)
-		for k := range b {
-			mr, mc = max(mr, s[i*b+k]), max(mc, s[k*b+i])
-		}
-		for k := range b {
-			zr += math.Exp(s[i*b+k] - mr)
-			zc += math.Exp(s[k*b+i] - mc)
-		}
-		loss += (mr + math.Log(zr) - s[i*b+i] + mc + math.Log(zc) - s[i*b+i]) / 2
+		row := softmax(func(k int) int { return i*b + k })
+		col := softmax(func(k int) int { return k*b + i })
+		loss += (row + col - 2*s[i*b+i]) / 2
 		ds[i*b+i] -= 2 / float64(b)
 	}
 	clear(tr.grad)
