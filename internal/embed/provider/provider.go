@@ -99,6 +99,10 @@ func ModelID(spec string) (string, error) {
 		return builtin.ModelID, nil
 	case spec == None:
 		return "", nil
+	case strings.HasPrefix(spec, StaticPrefix) && strings.TrimSpace(strings.TrimPrefix(spec, StaticPrefix)) != "":
+		// Read from the file's header: configurations are checked at
+		// every command, and the vectors are megabytes.
+		return static.IDOf(strings.TrimSpace(strings.TrimPrefix(spec, StaticPrefix)))
 	}
 	e, err := Open(spec, Config{OllamaHost: ollama.DefaultHost})
 	if err != nil {

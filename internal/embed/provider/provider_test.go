@@ -60,6 +60,12 @@ func TestOpenStatic(t *testing.T) {
 	if err != nil || e.ModelID() != "static:code" || e.Dimensions() != 2 {
 		t.Fatalf("Open(static:…) = %v, %v", e, err)
 	}
+	if id, err := ModelID(StaticPrefix + path); err != nil || id != "static:code" {
+		t.Fatalf("ModelID(static:…) = %q, %v", id, err)
+	}
+	if _, err := ModelID(StaticPrefix + filepath.Join(t.TempDir(), "missing.static")); err == nil {
+		t.Fatal("ModelID of a missing model file: no error")
+	}
 	if _, err := Open(StaticPrefix+filepath.Join(t.TempDir(), "missing.static"), Config{}); err == nil || !strings.Contains(err.Error(), "missing.static") {
 		t.Fatalf("a missing model file: %v, want an error naming it", err)
 	}

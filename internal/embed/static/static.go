@@ -170,31 +170,60 @@ func Load(path string) (*Model, error) {
 	return m, nil
 }
 
-func read(r io.Reader) (*Model, error) {
+// IDOf is the ModelID of the model file at path, read from its header
+// alone: a configuration is checked without loading the vectors.
+func IDOf(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("static: %w", err)
+	}
+	defer f.Close()
+	h, err := readHeader(bufio.NewReader(f))
+	if err != nil {
+		return "", fmt.Errorf("static: %s is not a model this version reads (train it again): %w", path, err)
+	}
+	return (&Model{Name: h.name}).ModelID(), nil
+}
+
+type header struct {
+	name    string
+	dims, n uint32
+}
+
+func readHeader(r io.Reader) (header, error) {
 	head := make([]byte, len(magic))
 	if _, err := io.ReadFull(r, head); err != nil || string(head) != magic {
-		return nil, errors.New("no model header")
+		return header{}, errors.New("no model header")
 	}
 	var version, nameLen, dims, n uint32
 	get := func(v any) error { return binary.Read(r, binary.LittleEndian, v) }
 	if err := get(&version); err != nil || version != fileVersion {
-		return nil, fmt.Errorf("version %d", version)
+		return header{}, fmt.Errorf("version %d", version)
 	}
 	if err := get(&nameLen); err != nil || nameLen > 1024 {
-		return nil, errors.New("bad name")
+		return header{}, errors.New("bad name")
 	}
 	name := make([]byte, nameLen)
 	if _, err := io.ReadFull(r, name); err != nil {
-		return nil, err
+		return header{}, err
 	}
 	if err := get(&dims); err != nil || dims == 0 || dims > maxDims {
-		return nil, fmt.Errorf("bad dimensions %d", dims)
+		return header{}, fmt.Errorf("bad dimensions %d", dims)
 	}
 	if err := get(&n); err != nil || n > maxVocab {
-		return nil, fmt.Errorf("bad vocabulary size %d", n)
+		return header{}, fmt.Errorf("bad vocabulary size %d", n)
 	}
-	m := &Model{Name: string(name), Dims: int(dims), Vocab: make(map[string]int32, n)}
-	for i := range n {
+	return header{name: string(name), dims: dims, n: n}, nil
+}
+
+func read(r io.Reader) (*Model, error) {
+	h, err := readHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	get := func(v any) error { return binary.Read(r, binary.LittleEndian, v) }
+	m := &Model{Name: h.name, Dims: int(h.dims), Vocab: make(map[string]int32, h.n)}
+	for i := range h.n {
 		var l uint16
 		if err := get(&l); err != nil {
 			return nil, err
@@ -205,8 +234,8 @@ func read(r io.Reader) (*Model, error) {
 		}
 		m.Vocab[string(b)] = int32(i)
 	}
-	m.Weight = make([]float32, n)
-	m.Vec = make([]float32, int(n)*int(dims))
+	m.Weight = make([]float32, h.n)
+	m.Vec = make([]float32, int(h.n)*int(h.dims))
 	if err := get(m.Weight); err != nil {
 		return nil, err
 	}

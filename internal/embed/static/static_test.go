@@ -117,6 +117,9 @@ func TestLoadRefusesWhatIsNoModel(t *testing.T) {
 	if err := m.Save(good); err != nil {
 		t.Fatal(err)
 	}
+	if id, err := IDOf(good); err != nil || id != "static:x" {
+		t.Fatalf("IDOf = %q, %v", id, err)
+	}
 	whole, _ := os.ReadFile(good)
 	for name, data := range map[string][]byte{
 		"empty":     nil,
@@ -128,6 +131,9 @@ func TestLoadRefusesWhatIsNoModel(t *testing.T) {
 		_, err := Load(p)
 		if err == nil || !strings.Contains(err.Error(), "train it again") {
 			t.Errorf("%s: %v, want an error naming the remedy", name, err)
+		}
+		if _, err := IDOf(p); name != "truncated" && (err == nil || !strings.Contains(err.Error(), "train it again")) {
+			t.Errorf("IDOf %s: %v, want an error naming the remedy", name, err)
 		}
 	}
 	if _, err := Load(filepath.Join(dir, "missing.static")); err == nil {
