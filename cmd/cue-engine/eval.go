@@ -198,7 +198,7 @@ func cmdEvalCode(args []string) error {
 	if len(positional) != 0 {
 		return fmt.Errorf("usage: %s", evalCodeUsage)
 	}
-	set, err := codeSet(roots, *nq, *seed)
+	set, _, err := codeSet(roots, *nq, *seed)
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func cmdEvalCode(args []string) error {
 
 // codeSet draws the code-search set from roots, by default the Go
 // standard library and the module cache.
-func codeSet(roots rootList, queries int, seed uint64) (*codesearch.Set, error) {
+func codeSet(roots rootList, queries int, seed uint64) (*codesearch.Set, rootList, error) {
 	if len(roots) == 0 {
 		goEnv := func(name, fallback string) string {
 			if out, err := exec.Command("go", "env", name).Output(); err == nil && strings.TrimSpace(string(out)) != "" {
@@ -251,10 +251,10 @@ func codeSet(roots rootList, queries int, seed uint64) (*codesearch.Set, error) 
 	}
 	set, err := codesearch.Generate(codesearch.Options{Roots: roots, Queries: queries, Seed: seed})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fmt.Fprintf(os.Stderr, "cue eval: %d functions, %d queries (seed %d) from %s\n", len(set.Functions), len(set.Queries), seed, strings.Join(roots, ", "))
-	return set, nil
+	return set, roots, nil
 }
 
 // cmdEvalTrain is `cue eval train`: a static token model (embed/static)
@@ -292,12 +292,14 @@ func cmdEvalTrain(args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "cue eval train: %d pairs of title and text from %s\n", len(pairs), *beir)
 	} else {
-		set, err := codeSet(roots, *nq, *seed)
+		set, roots, err := codeSet(roots, *nq, *seed)
 		if err != nil {
 			return err
 		}
-		pairs = set.TrainingPairs()
-		fmt.Fprintf(os.Stderr, "cue eval train: %d pairs of doc comment and code, outside the %d queries' packages\n", len(pairs), len(set.Queries))
+		if pairs, err = set.TrainingPairs(roots...); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "cue eval train: %d pairs of comment and code, outside the %d queries' packages\n", len(pairs), len(set.Queries))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
