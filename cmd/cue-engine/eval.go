@@ -44,7 +44,7 @@ func cmdEval(args []string) error {
 	modes := fs.String("modes", "keyword,semantic,hybrid,rrf", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword embeds every document with the built-in model)")
 	work := fs.String("work", "", "keep the workspace in this directory: a second run restarts its daemon and embeds nothing unchanged (default: a temporary directory, removed)")
 	ranks := fs.Bool("ranks", false, "with --json: each query's top 10 document ids per mode")
-	model := fs.String("model", "", `embedding model for the modes that need one ("builtin", "ollama:<model>", "static:<file>"); default builtin`)
+	model := fs.String("model", "", `embedding model for the modes that need one ("builtin", "ollama:<model>", "static:<file>", "builtin+code=static:<file>"); default builtin`)
 	positional, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func cmdEvalCode(args []string) error {
 	nq := fs.Int("queries", 2000, "queries to draw")
 	modes := fs.String("modes", "keyword", "comma-separated read_context modes: keyword, semantic, hybrid, rrf (any but keyword runs the daemon with the built-in model)")
 	embedFiles := fs.String("embed-files", "", `[embed] files for the daemon: "all" embeds the functions; default: the built-in model's, "prose", which leaves code to keyword search`)
-	model := fs.String("model", "", `embedding model for the modes that need one ("builtin", "ollama:<model>", "static:<file>"); default builtin`)
+	model := fs.String("model", "", `embedding model for the modes that need one ("builtin", "ollama:<model>", "static:<file>", "builtin+code=static:<file>"); default builtin`)
 	write := fs.String("write", "", "also write the set in BEIR's layout into this directory (for `cue eval beir`)")
 	work := fs.String("work", "", "keep the workspace in this directory: a second run restarts its daemon and embeds nothing unchanged (default: a temporary directory, removed)")
 	asJSON := fs.Bool("json", false, "print the scores as JSON")

@@ -541,7 +541,8 @@ func (m *Materialiser) embedMemories(ctx context.Context, emb embed.Embedder) {
 			if len(keys) == 0 {
 				break
 			}
-			vecs, err := emb.Embed(ctx, texts)
+			// Memories are prose.
+			vecs, err := embed.EmbedDocs(ctx, emb, texts, true)
 			if ctx.Err() != nil {
 				return
 			}

@@ -34,3 +34,23 @@ var ErrUnavailable = errors.New("embedder unavailable")
 type Yielding interface {
 	Yielding(g *priority.Gate) Embedder
 }
+
+// KindEmbedder is implemented by embedders that embed a document's text by
+// what the document is (package split: one model for prose, another for
+// code). Their Embed embeds queries, to be compared with either.
+type KindEmbedder interface {
+	Embedder
+	// EmbedKind embeds texts of documents that are prose (docparse.Prose)
+	// or not.
+	EmbedKind(ctx context.Context, texts []string, prose bool) ([][]float32, error)
+}
+
+// EmbedDocs embeds texts of documents that are prose or not: with
+// EmbedKind where e has it, else with Embed (a model that embeds every
+// text alike).
+func EmbedDocs(ctx context.Context, e Embedder, texts []string, prose bool) ([][]float32, error) {
+	if k, ok := e.(KindEmbedder); ok {
+		return k.EmbedKind(ctx, texts, prose)
+	}
+	return e.Embed(ctx, texts)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
+	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ollamatest"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
@@ -23,7 +24,7 @@ func TestSplitKeepsWindowsUnderTheLimit(t *testing.T) {
 		fmt.Fprintf(&body, "line %d says something about the login flow\n", i)
 	}
 	prefix := "Auth > Login\n"
-	parts := split(prefix, body.String(), 100)
+	parts := splitLines(prefix, body.String(), 100)
 	if len(parts) < 2 {
 		t.Fatalf("%d windows for a body of %d tokens", len(parts), tokens.Count(body.String()))
 	}
@@ -40,10 +41,10 @@ func TestSplitKeepsWindowsUnderTheLimit(t *testing.T) {
 	if joined.String() != body.String() {
 		t.Fatal("windows do not add up to the body")
 	}
-	if got := split(prefix, "short\n", 100); len(got) != 1 || got[0] != prefix+"short\n" {
+	if got := splitLines(prefix, "short\n", 100); len(got) != 1 || got[0] != prefix+"short\n" {
 		t.Fatalf("a short body is one text: %q", got)
 	}
-	if got := split("", body.String(), 0); len(got) != 1 {
+	if got := splitLines("", body.String(), 0); len(got) != 1 {
 		t.Fatal("no limit keeps the body whole")
 	}
 }
@@ -163,5 +164,27 @@ func TestConcurrentReconcilersPublishEachRequestOnce(t *testing.T) {
 	}
 	if info.State.Msgs != 5 {
 		t.Fatalf("%d requests queued by three reconcilers, want 5", info.State.Msgs)
+	}
+}
+
+// TestWindowsFollowTheModelOfEachKind: the built-in model reads 128
+// tokens, so its texts are cut into windows, also as a split model's
+// prose model; a static or Ollama model's are not, prose or code.
+func TestWindowsFollowTheModelOfEachKind(t *testing.T) {
+	for _, c := range []struct {
+		model       string
+		set         int
+		prose, code int
+	}{
+		{builtin.ModelID, 0, 100, 100},
+		{"static:code", 0, 0, 0},
+		{builtin.ModelID + "+code=static:code", 0, 100, 0},
+		{"ollama:all-minilm+code=" + builtin.ModelID, 0, 0, 100},
+		{builtin.ModelID + "+code=static:code", 12, 12, 12},
+	} {
+		s := &Service{model: c.model, cfg: Config{WindowTokens: c.set}}
+		if p, k := s.windowTokens(true), s.windowTokens(false); p != c.prose || k != c.code {
+			t.Errorf("%s (WindowTokens %d): windows of %d tokens for prose, %d for code; want %d and %d", c.model, c.set, p, k, c.prose, c.code)
+		}
 	}
 }

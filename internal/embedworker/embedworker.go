@@ -25,6 +25,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
+	"github.com/cuedeck/cuedeck/internal/embed/split"
 	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/pkg/core/tokens"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -46,7 +47,8 @@ type Config struct {
 	// and not only its head. A single line longer than the window is cut
 	// by the model. Zero: 100 for the built-in model (which cuts at 128
 	// tokens of its own vocabulary; the margin covers the difference
-	// between the tokenizers); no windows for other models, whose servers
+	// between the tokenizers), also where it is a split model's prose
+	// model (embed/split); no windows for other models, whose servers
 	// cut what exceeds their context.
 	WindowTokens int
 	// MaxRecordBytes bounds an encoded VectorRecord, below the server's
@@ -80,9 +82,6 @@ type Config struct {
 func (c *Config) setDefaults(model string) {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 2
-	}
-	if c.WindowTokens == 0 && model == builtin.ModelID {
-		c.WindowTokens = 100
 	}
 	if c.MaxRecordBytes <= 0 {
 		c.MaxRecordBytes = 900 << 10
@@ -441,10 +440,11 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 		}
 		return rec, data, nil
 	}
-	chunks, windows := s.texts(content, doc.Chunks)
+	prose := docparse.Prose(doc.Kind, doc.Path)
+	chunks, windows := s.texts(content, doc.Chunks, s.windowTokens(prose))
 	keys := make([]string, len(windows))
 	for i, w := range windows {
-		keys[i] = chunkKey(w)
+		keys[i] = s.chunkKey(w, prose)
 	}
 	vecs, err := s.cached(keys)
 	if err != nil {
@@ -459,7 +459,7 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 	if dims == 0 && len(windows) > 0 {
 		// An adapter that learns its length from its first answer: learn
 		// it on one text to size the cap.
-		if _, err := s.embed(ctx, windows[0][:1]); err != nil {
+		if _, err := s.embed(ctx, windows[0][:1], prose); err != nil {
 			return rec, nil, err
 		}
 		dims = s.emb.Dimensions()
@@ -471,7 +471,7 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 		log.Warn("file has more chunks than a vector record holds; embedding the first ones only",
 			"chunks", keep+rec.ChunksOmitted, "embedded", keep, "max_record_bytes", s.cfg.MaxRecordBytes)
 	}
-	if err := s.embedMissing(ctx, keys, windows, vecs); err != nil {
+	if err := s.embedMissing(ctx, keys, windows, vecs, prose); err != nil {
 		return rec, nil, err
 	}
 	if len(vecs) > 0 {
@@ -501,6 +501,17 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 // its key.
 func chunkKey(windows []string) string { return strings.Join(windows, "\x00") }
 
+// chunkKey is the cache key of a chunk's windows in a document that is
+// prose or not. A model that embeds prose and code each its own way
+// (embed.KindEmbedder) embeds the same text apart in each, so the key
+// says which.
+func (s *Service) chunkKey(windows []string, prose bool) string {
+	if _, ok := s.emb.(embed.KindEmbedder); ok && !prose {
+		return "code\x00" + chunkKey(windows)
+	}
+	return chunkKey(windows)
+}
+
 // cached returns the cached vector of each key, nil where there is none
 // (every one without a cache).
 func (s *Service) cached(keys []string) ([][]float32, error) {
@@ -517,7 +528,7 @@ func (s *Service) cached(keys []string) ([][]float32, error) {
 // embedMissing fills the nil vectors of vecs: it embeds the windows of
 // each missing chunk (a key seen twice once) in one call, keeps each
 // chunk's normalised mean and caches it.
-func (s *Service) embedMissing(ctx context.Context, keys []string, windows [][]string, vecs [][]float32) error {
+func (s *Service) embedMissing(ctx context.Context, keys []string, windows [][]string, vecs [][]float32, prose bool) error {
 	var missing []int // first index of each missing key
 	at := map[string][]int{}
 	var flat []string
@@ -534,7 +545,7 @@ func (s *Service) embedMissing(ctx context.Context, keys []string, windows [][]s
 	if len(missing) == 0 {
 		return nil
 	}
-	embedded, err := s.embed(ctx, flat)
+	embedded, err := s.embed(ctx, flat, prose)
 	if err != nil {
 		return err
 	}
@@ -557,12 +568,13 @@ func (s *Service) embedMissing(ctx context.Context, keys []string, windows [][]s
 	return nil
 }
 
-// embed embeds texts, counting an unavailable model.
-func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error) {
+// embed embeds texts of a document that is prose or not, counting an
+// unavailable model.
+func (s *Service) embed(ctx context.Context, texts []string, prose bool) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
 	}
-	vecs, err := s.emb.Embed(ctx, texts)
+	vecs, err := embed.EmbedDocs(ctx, s.emb, texts, prose)
 	if err != nil {
 		if errors.Is(err, embed.ErrUnavailable) {
 			s.unavailable.Add(1)
@@ -584,10 +596,29 @@ func (s *Service) maxChunks(rec events.VectorRecord) int {
 	return max(0, (s.cfg.MaxRecordBytes-fixed)/per)
 }
 
+// windowTokens is Config.WindowTokens for the texts of a document that
+// is prose or not, by the model that embeds them.
+func (s *Service) windowTokens(prose bool) int {
+	if s.cfg.WindowTokens != 0 {
+		return s.cfg.WindowTokens
+	}
+	model := s.model
+	if p, c, ok := strings.Cut(model, split.CodeSeparator); ok {
+		model = c
+		if prose {
+			model = p
+		}
+	}
+	if model == builtin.ModelID {
+		return 100
+	}
+	return 0
+}
+
 // texts returns the chunks that have text and, for each, the texts to
 // embed: the heading path line and its lines, in windows of whole lines
-// when it exceeds WindowTokens.
-func (s *Service) texts(content string, all []events.Chunk) ([]events.Chunk, [][]string) {
+// when it exceeds window tokens.
+func (s *Service) texts(content string, all []events.Chunk, window int) ([]events.Chunk, [][]string) {
 	bare := make([]events.Chunk, len(all))
 	for i, c := range all {
 		bare[i] = events.Chunk{StartLine: c.StartLine, EndLine: c.EndLine}
@@ -604,15 +635,15 @@ func (s *Service) texts(content string, all []events.Chunk) ([]events.Chunk, [][
 			prefix = strings.Join(all[i].HeadingPath, " > ") + "\n"
 		}
 		chunks = append(chunks, all[i])
-		windows = append(windows, split(prefix, body, s.cfg.WindowTokens))
+		windows = append(windows, splitLines(prefix, body, window))
 	}
 	return chunks, windows
 }
 
-// split cuts body into texts of whole lines, each prefixed, of at most
+// splitLines cuts body into texts of whole lines, each prefixed, of at most
 // limit tokens (a single longer line stands alone); limit 0 keeps it
 // whole.
-func split(prefix, body string, limit int) []string {
+func splitLines(prefix, body string, limit int) []string {
 	if limit <= 0 || tokens.Count(prefix+body) <= limit {
 		return []string{prefix + body}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/embed/ollama"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
+	"github.com/cuedeck/cuedeck/internal/embed/split"
 	"github.com/cuedeck/cuedeck/internal/indexer"
 	"github.com/cuedeck/cuedeck/internal/ollamatest"
 	"github.com/cuedeck/cuedeck/internal/priority"
@@ -548,5 +549,66 @@ func TestCodeLeftOutByProseOnlyWorkersIsEmbeddedByLaterOnes(t *testing.T) {
 	}
 	if r := revision(); r != proseRevision {
 		t.Fatalf("guide.md's vectors were written again (revision %d, was %d)", r, proseRevision)
+	}
+}
+
+// TestSplitModelEmbedsProseAndCodeEachWithItsModel: with a prose model and
+// a code model joined (embed/split), a markdown file is embedded by the
+// prose model alone and a Go file by the code model alone, each record
+// one model id wide with the other model's half zero.
+func TestSplitModelEmbedsProseAndCodeEachWithItsModel(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	proseSrv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	const codeDims = 4
+	codeSrv := ollamatest.NewServer(t, ollamatest.WithDimensions(codeDims))
+	e, err := split.New(fastOllama(t, proseSrv, "all-minilm"), fastOllama(t, codeSrv, "code-model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	start(t, conn, e, fastConfig(openCache(t)))
+
+	const code = "package auth\n\n// Login checks a password.\nfunc Login(user, password string) error {\n\treturn nil\n}\n"
+	index(t, idx, 1, upsert("guide.md", guide))
+	index(t, idx, 2, upsert("auth/login.go", code))
+	var proseRec, codeRec events.VectorRecord
+	bustest.Eventually(t, 10*time.Second, "vectors of both files", func() bool {
+		var p, c bool
+		proseRec, p = vectors(t, conn, e.ModelID(), "guide.md")
+		codeRec, c = vectors(t, conn, e.ModelID(), "auth/login.go")
+		return p && c
+	})
+	if e.ModelID() != "ollama:all-minilm+code=ollama:code-model" || proseRec.Model != e.ModelID() {
+		t.Fatalf("model ids %q, %q", e.ModelID(), proseRec.Model)
+	}
+	half := func(rec events.VectorRecord, lo, hi int) (nonzero bool) {
+		t.Helper()
+		if rec.Dimensions != dims+codeDims || len(rec.Chunks) == 0 {
+			t.Fatalf("%s: %d dimensions, %d chunks; want %d and some", rec.Path, rec.Dimensions, len(rec.Chunks), dims+codeDims)
+		}
+		for _, cv := range rec.Chunks {
+			v, err := events.DecodeVector(cv.Vector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range v[lo:hi] {
+				if x != 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !half(proseRec, 0, dims) || half(proseRec, dims, dims+codeDims) {
+		t.Errorf("guide.md's vectors should lie in the prose model's half only")
+	}
+	if half(codeRec, 0, dims) || !half(codeRec, dims, dims+codeDims) {
+		t.Errorf("login.go's vectors should lie in the code model's half only")
+	}
+	if slices.ContainsFunc(proseSrv.Inputs(), func(s string) bool { return strings.Contains(s, "func Login") }) {
+		t.Errorf("the prose model embedded code: %q", proseSrv.Inputs())
+	}
+	if slices.ContainsFunc(codeSrv.Inputs(), func(s string) bool { return strings.Contains(s, "Tokens expire") }) {
+		t.Errorf("the code model embedded prose: %q", codeSrv.Inputs())
 	}
 }

@@ -533,7 +533,9 @@ token_limit = 32000
 [embed]
 # Embedding model for semantic search: "builtin" (no setup), "ollama:<model>"
 # (e.g. "ollama:all-minilm"), "static:<absolute path>" (a model `+"`cue eval train`"+`
-# wrote) or "none" (keyword search only). Keyword search
+# wrote), a prose model and a code model joined by "+code=" (e.g.
+# "builtin+code=static:<absolute path>": each file embedded by its kind's
+# model) or "none" (keyword search only). Keyword search
 # never waits for embeddings; `+"`cue status`"+` shows how far they trail.
 model = "builtin"
 # Ollama server for "ollama:" models; empty: OLLAMA_HOST or 127.0.0.1:11434.

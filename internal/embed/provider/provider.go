@@ -1,5 +1,6 @@
 // Package provider turns the embedding model a user configures ("builtin",
-// "ollama:<model>", "static:<file>" or "none") into an embed.Embedder. The daemon, the
+// "ollama:<model>", "static:<file>", a prose model and a code model
+// joined by "+code=", or "none") into an embed.Embedder. The daemon, the
 // indexer and embed worker binaries and the edges (for query embedding)
 // all read the setting through it, so they agree on the model id.
 package provider
@@ -18,6 +19,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/ollama"
+	"github.com/cuedeck/cuedeck/internal/embed/split"
 	"github.com/cuedeck/cuedeck/internal/embed/static"
 )
 
@@ -56,6 +58,13 @@ type Config struct {
 // A spec that is none of these returns an error wrapping ErrUnknownSpec.
 func Open(spec string, cfg Config) (embed.Embedder, error) {
 	spec = strings.TrimSpace(spec)
+	if prose, code, ok := strings.Cut(spec, split.CodeSeparator); ok {
+		pe, ce, err := openParts(prose, code, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return split.New(pe, ce)
+	}
 	switch {
 	case spec == "" || spec == Builtin || spec == builtin.ModelID:
 		return builtin.New(), nil
@@ -86,14 +95,55 @@ func Open(spec string, cfg Config) (embed.Embedder, error) {
 		}
 		return ollama.New(oc)
 	}
-	return nil, fmt.Errorf("%w %q: use %q (built in, the default), %q (e.g. %q), %q (a model `cue eval train` wrote) or %q (keyword search only)",
-		ErrUnknownSpec, spec, Builtin, OllamaPrefix+"<model>", OllamaPrefix+"all-minilm", StaticPrefix+"<file>", None)
+	return nil, fmt.Errorf("%w %q: use %q (built in, the default), %q (e.g. %q), %q (a model `cue eval train` wrote), a prose model and a code model joined by %q (e.g. %q) or %q (keyword search only)",
+		ErrUnknownSpec, spec, Builtin, OllamaPrefix+"<model>", OllamaPrefix+"all-minilm", StaticPrefix+"<file>", split.CodeSeparator, Builtin+split.CodeSeparator+StaticPrefix+"<file>", None)
+}
+
+// openParts opens a split spec's prose and code models: neither may be
+// None or split again.
+func openParts(prose, code string, cfg Config) (pe, ce embed.Embedder, err error) {
+	if err := checkParts(prose, code); err != nil {
+		return nil, nil, err
+	}
+	if pe, err = Open(prose, cfg); err != nil {
+		return nil, nil, err
+	}
+	if ce, err = Open(code, cfg); err != nil {
+		return nil, nil, err
+	}
+	return pe, ce, nil
+}
+
+// checkParts refuses a split spec whose part is None, empty or split
+// again.
+func checkParts(prose, code string) error {
+	for _, part := range []string{prose, code} {
+		part = strings.TrimSpace(part)
+		if part == "" || part == None || strings.Contains(part, split.CodeSeparator) {
+			return fmt.Errorf("%w %q: give a prose model, %q and a code model, e.g. %q", ErrUnknownSpec, prose+split.CodeSeparator+code, split.CodeSeparator, Builtin+split.CodeSeparator+StaticPrefix+"/path/code.static")
+		}
+	}
+	return nil
 }
 
 // ModelID is the model id the embedder of spec reports (and vectors are
 // stored under), without opening it; "" for None.
 func ModelID(spec string) (string, error) {
 	spec = strings.TrimSpace(spec)
+	if prose, code, ok := strings.Cut(spec, split.CodeSeparator); ok {
+		if err := checkParts(prose, code); err != nil {
+			return "", err
+		}
+		p, err := ModelID(prose)
+		if err != nil {
+			return "", err
+		}
+		c, err := ModelID(code)
+		if err != nil {
+			return "", err
+		}
+		return p + split.CodeSeparator + c, nil
+	}
 	switch {
 	case spec == "" || spec == Builtin || spec == builtin.ModelID:
 		return builtin.ModelID, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/ollama"
+	"github.com/cuedeck/cuedeck/internal/embed/split"
 	"github.com/cuedeck/cuedeck/internal/embed/static"
 )
 
@@ -96,5 +97,36 @@ func TestModelID(t *testing.T) {
 	}
 	if _, err := ModelID("x"); !errors.Is(err, ErrUnknownSpec) {
 		t.Fatalf("ModelID(x) err = %v", err)
+	}
+}
+
+func TestOpenSplit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "code.static")
+	m := &static.Model{Name: "code", Dims: 2, Vocab: map[string]int32{"parse": 0}, Weight: []float32{1}, Vec: []float32{0, 1}}
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	spec := "builtin+code=" + StaticPrefix + path
+	e, err := Open(spec, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := builtin.ModelID + "+code=static:code"
+	if e.ModelID() != want || e.Dimensions() != builtin.Dimensions+2 {
+		t.Fatalf("Open(%q): %q, %d dimensions", spec, e.ModelID(), e.Dimensions())
+	}
+	if _, ok := e.(*split.Embedder); !ok {
+		t.Fatalf("Open(%q) = %T", spec, e)
+	}
+	if id, err := ModelID(spec); err != nil || id != want {
+		t.Fatalf("ModelID(%q) = %q, %v; want %q", spec, id, err, want)
+	}
+	for _, bad := range []string{"none+code=" + StaticPrefix + path, "builtin+code=none", "builtin+code=", "+code=builtin", "builtin+code=builtin+code=builtin", "builtin+code=bert"} {
+		if _, err := Open(bad, Config{}); !errors.Is(err, ErrUnknownSpec) {
+			t.Errorf("Open(%q) err = %v, want ErrUnknownSpec", bad, err)
+		}
+		if _, err := ModelID(bad); !errors.Is(err, ErrUnknownSpec) {
+			t.Errorf("ModelID(%q) err = %v, want ErrUnknownSpec", bad, err)
+		}
 	}
 }
