@@ -105,12 +105,34 @@ func Generate(o Options) (*Set, error) {
 // walk parses the .go files under root in name order.
 func walk(root string, limit int) ([]Function, error) {
 	var out []Function
-	fset := token.NewFileSet()
 	stop := errors.New("enough")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := goFiles(root, nil, func(rel string, fset *token.FileSet, src []byte, f *ast.File) error {
+		out = append(out, functions(fset, rel, src, f)...)
+		if limit > 0 && len(out) >= limit {
+			return stop
+		}
+		return nil
+	})
+	if errors.Is(err, stop) {
+		err = nil
+	}
+	return out, err
+}
+
+// goFiles calls visit with each Go file under root that is not a test, in
+// name order, parsed with its comments, as a reader of the tree would
+// take them: testdata, vendor, dot and underscore directories, unreadable
+// directories and files, and files that do not parse (a generator's
+// template) are passed over. rel is the file's slash path from root's
+// parent (root's own name first). want, when not nil, is asked first, and
+// a file it refuses is not read. An error visit returns ends the walk
+// and is returned.
+func goFiles(root string, want func(rel string) bool, visit func(rel string, fset *token.FileSet, src []byte, f *ast.File) error) error {
+	fset := token.NewFileSet()
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if d != nil && d.IsDir() && p != root {
-				return fs.SkipDir // unreadable: skip, as a reader of the tree would
+				return fs.SkipDir
 			}
 			return err
 		}
@@ -124,25 +146,21 @@ func walk(root string, limit int) ([]Function, error) {
 		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			return nil
 		}
+		r, _ := filepath.Rel(root, p)
+		rel := filepath.ToSlash(filepath.Join(filepath.Base(root), r))
+		if want != nil && !want(rel) {
+			return nil
+		}
 		src, err := os.ReadFile(p)
 		if err != nil {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, p, src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return nil // a file that does not parse (a generator's template) is no function
+			return nil
 		}
-		rel, _ := filepath.Rel(root, p)
-		out = append(out, functions(fset, filepath.ToSlash(filepath.Join(filepath.Base(root), rel)), src, f)...)
-		if limit > 0 && len(out) >= limit {
-			return stop
-		}
-		return nil
+		return visit(rel, fset, src, f)
 	})
-	if errors.Is(err, stop) {
-		err = nil
-	}
-	return out, err
 }
 
 // functions are f's documented exported functions and methods.

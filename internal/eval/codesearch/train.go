@@ -2,12 +2,8 @@ package codesearch
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/cuedeck/cuedeck/internal/embed/static"
@@ -83,36 +79,7 @@ func commentPairs(root string, held, asked map[string]bool) ([]static.Pair, erro
 		}
 		pairs = append(pairs, static.Pair{Query: query, Doc: doc})
 	}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && p != root {
-				return fs.SkipDir
-			}
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		if held[packageOf(filepath.ToSlash(filepath.Join(filepath.Base(root), rel))+"#x")] {
-			return nil
-		}
-		src, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, src, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return nil
-		}
+	err := goFiles(root, func(rel string) bool { return !held[packageOf(rel+"#")] }, func(_ string, fset *token.FileSet, src []byte, f *ast.File) error {
 		text := func(n ast.Node) string {
 			a, b := fset.Position(n.Pos()).Offset, fset.Position(n.End()).Offset
 			if a < 0 || b > len(src) || a >= b {
