@@ -84,6 +84,7 @@ func TestEvalCodeKeywordBeatsPlainBM25(t *testing.T) {
 			Mode   string  `json:"mode"`
 			NDCG10 float64 `json:"ndcg@10"`
 			Hit10  float64 `json:"hit@10"`
+			Hit50  float64 `json:"hit@50"`
 		} `json:"scores"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
@@ -92,7 +93,7 @@ func TestEvalCodeKeywordBeatsPlainBM25(t *testing.T) {
 	ndcg := map[string]float64{}
 	for _, s := range res.Scores {
 		ndcg[s.Mode] = s.NDCG10
-		t.Logf("%-10s nDCG@10 %.4f hit@10 %.3f", s.Mode, s.NDCG10, s.Hit10)
+		t.Logf("%-10s nDCG@10 %.4f hit@10 %.3f hit@50 %.3f", s.Mode, s.NDCG10, s.Hit10, s.Hit50)
 	}
 	for _, mode := range []string{"keyword", "hybrid", codesearch.PlainMode} {
 		if _, ok := ndcg[mode]; !ok {

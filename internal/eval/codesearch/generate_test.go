@@ -105,8 +105,22 @@ func TestRunThroughTheDaemon(t *testing.T) {
 	// "reports how many keys." shares no word with Len's code; the three
 	// others share theirs, whole words for plain BM25 too.
 	for _, s := range r.Scores {
-		if s.Queries != 4 || s.Hit10 != 0.75 || s.NDCG10 <= 0 || s.NDCG10 > s.Hit10 {
+		if s.Queries != 4 || s.Hit10 != 0.75 || s.Hit50 != 0.75 || s.NDCG10 <= 0 || s.NDCG10 > s.Hit10 {
 			t.Errorf("scores %+v", s)
 		}
+	}
+}
+
+// TestScoresCountDeepAnswersApart: an answer below the tenth counts for
+// hit@50 alone, one past the fiftieth for nothing.
+func TestScoresCountDeepAnswersApart(t *testing.T) {
+	sc := Scores{Queries: 4}
+	sc.add(1, 1)
+	sc.add(0, 30)
+	sc.add(0, 51)
+	sc.add(0, 0)
+	sc.average()
+	if sc.Hit1 != 0.25 || sc.Hit10 != 0.25 || sc.Hit50 != 0.5 || sc.MRR10 != 0.25 || sc.NDCG10 != 0.25 {
+		t.Fatalf("scores %+v", sc)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/cuedeck/cuedeck/internal/tools"
 )
 
 // PlainMode names PlainBM25's scores in a Report.
@@ -66,7 +68,8 @@ func PlainBM25(s *Set) Scores {
 			}
 			return a - c
 		})
-		sc.add(slices.Index(touched[:min(10, len(touched))], qi) + 1)
+		rank := slices.Index(touched[:min(tools.MaxContextLimit, len(touched))], qi) + 1
+		sc.add(rank, rank)
 	}
 	sc.average()
 	return sc

@@ -26,9 +26,13 @@ type RunOptions = eval.RunOptions
 // Scores are one mode's averages over the queries, the answer being the
 // query's one function file.
 type Scores struct {
-	Mode    string  `json:"mode"`
-	Hit1    float64 `json:"hit@1"`
-	Hit10   float64 `json:"hit@10"`
+	Mode  string  `json:"mode"`
+	Hit1  float64 `json:"hit@1"`
+	Hit10 float64 `json:"hit@10"`
+	// Hit50 is recall at read_context's largest limit
+	// (tools.MaxContextLimit): the share of queries whose function is
+	// among the first 50 hits at all.
+	Hit50   float64 `json:"hit@50"`
 	MRR10   float64 `json:"mrr@10"`
 	NDCG10  float64 `json:"ndcg@10"`
 	Queries int     `json:"queries"`
@@ -136,18 +140,24 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		sc := Scores{Mode: mode, Queries: len(s.Queries)}
 		for k, qi := range s.Queries {
 			progress("ask "+mode, k, len(s.Queries))
-			hits, err := n.ReadContext(ctx, s.Functions[qi].Query, mode, questions.Limit)
-			if err != nil {
-				return nil, fmt.Errorf("codesearch: %q in %s mode: %w", s.Functions[qi].Query, mode, err)
-			}
-			rank := 0
-			for j, h := range hits {
-				if h.Path == files[qi] {
-					rank = j + 1
-					break
+			// Asked twice: as an agent asks for a few answers, and for as
+			// many as read_context gives. The fused modes draw a deeper
+			// pool for more answers, so the first ten of the second
+			// answer need not be those of the first.
+			var ranks [2]int
+			for i, limit := range []int{questions.Limit, tools.MaxContextLimit} {
+				hits, err := n.ReadContext(ctx, s.Functions[qi].Query, mode, limit)
+				if err != nil {
+					return nil, fmt.Errorf("codesearch: %q in %s mode: %w", s.Functions[qi].Query, mode, err)
+				}
+				for j, h := range hits {
+					if h.Path == files[qi] {
+						ranks[i] = j + 1
+						break
+					}
 				}
 			}
-			sc.add(rank)
+			sc.add(ranks[0], ranks[1])
 		}
 		sc.average()
 		r.Scores = append(r.Scores, sc)
@@ -156,9 +166,13 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 	return r, nil
 }
 
-// add counts one query whose answer ranked rank (0: not in the top 10).
-func (sc *Scores) add(rank int) {
-	if rank == 0 {
+// add counts one query whose answer ranked rank among the first ten
+// answers and deep among the first fifty (0: not there).
+func (sc *Scores) add(rank, deep int) {
+	if deep > 0 && deep <= tools.MaxContextLimit {
+		sc.Hit50++
+	}
+	if rank == 0 || rank > 10 {
 		return
 	}
 	if rank == 1 {
@@ -172,7 +186,7 @@ func (sc *Scores) add(rank int) {
 // average turns the sums add made into means over the queries.
 func (sc *Scores) average() {
 	if q := float64(sc.Queries); q > 0 {
-		sc.Hit1, sc.Hit10, sc.MRR10, sc.NDCG10 = sc.Hit1/q, sc.Hit10/q, sc.MRR10/q, sc.NDCG10/q
+		sc.Hit1, sc.Hit10, sc.Hit50, sc.MRR10, sc.NDCG10 = sc.Hit1/q, sc.Hit10/q, sc.Hit50/q, sc.MRR10/q, sc.NDCG10/q
 	}
 }
 
@@ -180,13 +194,13 @@ func (sc *Scores) average() {
 func PrintTable(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "code search through read_context: %d queries over %d functions\n", r.Queries, r.Functions)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tnDCG@10\tMRR@10\thit@1\thit@10\t")
+	fmt.Fprintln(tw, "mode\tnDCG@10\tMRR@10\thit@1\thit@10\thit@50\t")
 	for _, s := range r.Scores {
 		mode := s.Mode
 		if mode == PlainMode {
 			mode = "plain BM25 (reference, in-process)"
 		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.3f\t%.3f\t\n", mode, s.NDCG10, s.MRR10, s.Hit1, s.Hit10)
+		fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\t\n", mode, s.NDCG10, s.MRR10, s.Hit1, s.Hit10, s.Hit50)
 	}
 	return tw.Flush()
 }
