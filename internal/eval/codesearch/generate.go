@@ -106,7 +106,8 @@ func Generate(o Options) (*Set, error) {
 func walk(root string, limit int) ([]Function, error) {
 	var out []Function
 	stop := errors.New("enough")
-	err := goFiles(root, nil, func(rel string, fset *token.FileSet, src []byte, f *ast.File) error {
+	notTest := func(rel string) bool { return !strings.HasSuffix(rel, "_test.go") }
+	err := goFiles(root, notTest, func(rel string, fset *token.FileSet, src []byte, f *ast.File) error {
 		out = append(out, functions(fset, rel, src, f)...)
 		if limit > 0 && len(out) >= limit {
 			return stop
@@ -119,8 +120,8 @@ func walk(root string, limit int) ([]Function, error) {
 	return out, err
 }
 
-// goFiles calls visit with each Go file under root that is not a test, in
-// name order, parsed with its comments, as a reader of the tree would
+// goFiles calls visit with each Go file under root, in name order,
+// parsed with its comments, as a reader of the tree would
 // take them: testdata, vendor, dot and underscore directories, unreadable
 // directories and files, and files that do not parse (a generator's
 // template) are passed over. rel is the file's slash path from root's
@@ -143,7 +144,7 @@ func goFiles(root string, want func(rel string) bool, visit func(rel string, fse
 			}
 			return nil
 		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+		if !strings.HasSuffix(name, ".go") {
 			return nil
 		}
 		r, _ := filepath.Rel(root, p)

@@ -124,3 +124,27 @@ func TestScoresCountDeepAnswersApart(t *testing.T) {
 		t.Fatalf("scores %+v", sc)
 	}
 }
+
+// TestGenerateLeavesOutTests: a test function is no answer to search for,
+// documented and exported as it may be.
+func TestGenerateLeavesOutTests(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "src")
+	if err := os.MkdirAll(filepath.Join(root, "door"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]string{
+		"door.go":      "package door\n\n// Open swings the door wide open.\nfunc Open() {}\n",
+		"door_test.go": "package door\n\n// TestOpen checks that the door swings open.\nfunc TestOpen(t *testing.T) { Open() }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, "door", name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Generate(Options{Roots: []string{root}, Queries: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Functions) != 1 || s.Functions[0].Name != "Open" {
+		t.Fatalf("functions %+v; want Open alone", s.Functions)
+	}
+}

@@ -62,9 +62,10 @@ func packageOf(id string) string {
 	return strings.Join(parts, "/")
 }
 
-// commentPairs walks root as Generate does for what else Go source says
-// of its code in English, outside the held packages and asked queries:
-// unexported functions' doc comments with their code, types', fields',
+// commentPairs walks root as Generate does, tests included, for what else
+// Go source says of its code in English, outside the held packages and
+// asked queries: the doc comments of functions the set does not hold
+// (unexported ones, tests) with their code, types', fields',
 // constants' and variables' doc comments with their declarations, and
 // other comments (inside function bodies, mostly) with the lines they
 // stand above, up to a blank line, a comment or eight lines. Each
@@ -79,7 +80,10 @@ func commentPairs(root string, held, asked map[string]bool) ([]static.Pair, erro
 		}
 		pairs = append(pairs, static.Pair{Query: query, Doc: doc})
 	}
-	err := goFiles(root, func(rel string) bool { return !held[packageOf(rel+"#")] }, func(_ string, fset *token.FileSet, src []byte, f *ast.File) error {
+	err := goFiles(root, func(rel string) bool { return !held[packageOf(rel+"#")] }, func(rel string, fset *token.FileSet, src []byte, f *ast.File) error {
+		// The set's functions are its exported documented ones outside
+		// tests; the rest of the documented functions are pairs here.
+		inSet := func(fd *ast.FuncDecl) bool { return fd.Name.IsExported() && !strings.HasSuffix(rel, "_test.go") }
 		text := func(n ast.Node) string {
 			a, b := fset.Position(n.Pos()).Offset, fset.Position(n.End()).Offset
 			if a < 0 || b > len(src) || a >= b {
@@ -93,7 +97,7 @@ func commentPairs(root string, held, asked map[string]bool) ([]static.Pair, erro
 			case *ast.FuncDecl:
 				if dd.Doc != nil {
 					inDecl[dd.Doc] = true
-					if !dd.Name.IsExported() && dd.Body != nil {
+					if !inSet(dd) && dd.Body != nil {
 						add(Query(dd.Doc.Text(), dd.Name.Name), text(dd))
 					}
 				}

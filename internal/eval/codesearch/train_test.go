@@ -28,8 +28,9 @@ func TestTrainingPairsLeaveOutTheQueriesPackages(t *testing.T) {
 
 // TestTrainingPairsTakeEveryComment: besides the set's functions, the
 // pairs hold unexported functions', types', fields' and constants' doc
-// comments and the comments inside bodies, each with what it describes,
-// and none from the queries' packages or saying what a query says.
+// comments and the comments inside bodies, tests' too, each with what it
+// describes, and none from the queries' packages or saying what a query
+// says.
 func TestTrainingPairsTakeEveryComment(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "mod")
 	write := func(rel, src string) {
@@ -77,6 +78,21 @@ const maxCoats = 3
 
 // A comment no line follows.
 `)
+	write("example.com/lib@v1.0.0/paint/paint_test.go", `package paint
+
+// TestPaint paints one wall twice over.
+func TestPaint(t *testing.T) {
+	// a second coat hides the first
+	Paint()
+}
+`)
+	write("example.com/lib@v1.0.0/door/door_test.go", `package door
+
+func TestOpen(t *testing.T) {
+	// the hinge squeaks when opened
+	Open()
+}
+`)
 	s := &Set{Functions: []Function{
 		{ID: "mod/example.com/lib@v1.0.0/door/door.go#Open", Query: "opens the door wide.", Code: "func Open() {}"},
 		{ID: "mod/example.com/lib@v1.0.0/paint/paint.go#Paint", Query: "coats the wall in colour.", Code: "func Paint() {...}"},
@@ -99,6 +115,10 @@ const maxCoats = 3
 		"is the angle on the colour wheel.",
 		"The most coats a wall takes before it looks even.",
 		"mix the pigment with the oil",
+		// Tests describe code too; the set's functions never come from
+		// them (TestGenerateLeavesOutTests).
+		"paints one wall twice over.",
+		"a second coat hides the first",
 	}
 	if !slices.Equal(queries, want) {
 		t.Errorf("training pairs' descriptions:\n got %q\nwant %q", queries, want)
