@@ -603,7 +603,7 @@ func (s *Service) windowTokens(prose bool) int {
 		return s.cfg.WindowTokens
 	}
 	model := s.model
-	if p, c, ok := strings.Cut(model, split.CodeSeparator); ok {
+	if p, c, ok := split.Parts(model); ok {
 		model = c
 		if prose {
 			model = p

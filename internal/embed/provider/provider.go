@@ -58,7 +58,7 @@ type Config struct {
 // A spec that is none of these returns an error wrapping ErrUnknownSpec.
 func Open(spec string, cfg Config) (embed.Embedder, error) {
 	spec = strings.TrimSpace(spec)
-	if prose, code, ok := strings.Cut(spec, split.CodeSeparator); ok {
+	if prose, code, ok := split.Parts(spec); ok {
 		pe, ce, err := openParts(prose, code, cfg)
 		if err != nil {
 			return nil, err
@@ -96,7 +96,7 @@ func Open(spec string, cfg Config) (embed.Embedder, error) {
 		return ollama.New(oc)
 	}
 	return nil, fmt.Errorf("%w %q: use %q (built in, the default), %q (e.g. %q), %q (a model `cue eval train` wrote), a prose model and a code model joined by %q (e.g. %q) or %q (keyword search only)",
-		ErrUnknownSpec, spec, Builtin, OllamaPrefix+"<model>", OllamaPrefix+"all-minilm", StaticPrefix+"<file>", split.CodeSeparator, Builtin+split.CodeSeparator+StaticPrefix+"<file>", None)
+		ErrUnknownSpec, spec, Builtin, OllamaPrefix+"<model>", OllamaPrefix+"all-minilm", StaticPrefix+"<file>", split.CodeSeparator, split.ID(Builtin, StaticPrefix+"<file>"), None)
 }
 
 // openParts opens a split spec's prose and code models: neither may be
@@ -120,7 +120,7 @@ func checkParts(prose, code string) error {
 	for _, part := range []string{prose, code} {
 		part = strings.TrimSpace(part)
 		if part == "" || part == None || strings.Contains(part, split.CodeSeparator) {
-			return fmt.Errorf("%w %q: give a prose model, %q and a code model, e.g. %q", ErrUnknownSpec, prose+split.CodeSeparator+code, split.CodeSeparator, Builtin+split.CodeSeparator+StaticPrefix+"/path/code.static")
+			return fmt.Errorf("%w %q: give a prose model, %q and a code model, e.g. %q", ErrUnknownSpec, split.ID(prose, code), split.CodeSeparator, split.ID(Builtin, StaticPrefix+"/path/code.static"))
 		}
 	}
 	return nil
@@ -130,7 +130,7 @@ func checkParts(prose, code string) error {
 // stored under), without opening it; "" for None.
 func ModelID(spec string) (string, error) {
 	spec = strings.TrimSpace(spec)
-	if prose, code, ok := strings.Cut(spec, split.CodeSeparator); ok {
+	if prose, code, ok := split.Parts(spec); ok {
 		if err := checkParts(prose, code); err != nil {
 			return "", err
 		}
@@ -142,7 +142,7 @@ func ModelID(spec string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return p + split.CodeSeparator + c, nil
+		return split.ID(p, c), nil
 	}
 	switch {
 	case spec == "" || spec == Builtin || spec == builtin.ModelID:

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/priority"
@@ -25,6 +26,13 @@ import (
 // CodeSeparator joins the prose model's spec or id and the code model's:
 // "builtin+code=static:/path/code.static".
 const CodeSeparator = "+code="
+
+// ID is the model id of a prose model and a code model joined.
+func ID(prose, code string) string { return prose + CodeSeparator + code }
+
+// Parts splits a model id or spec into its prose and code parts; ok is
+// false for one of a single model.
+func Parts(id string) (prose, code string, ok bool) { return strings.Cut(id, CodeSeparator) }
 
 // Embedder is a prose model and a code model as one.
 type Embedder struct {
@@ -44,8 +52,8 @@ func New(prose, code embed.Embedder) (*Embedder, error) {
 	return &Embedder{prose: prose, code: code}, nil
 }
 
-// ModelID is the prose model's id, CodeSeparator, the code model's.
-func (e *Embedder) ModelID() string { return e.prose.ModelID() + CodeSeparator + e.code.ModelID() }
+// ModelID is ID of the two models' ids.
+func (e *Embedder) ModelID() string { return ID(e.prose.ModelID(), e.code.ModelID()) }
 
 // Dimensions is the sum of both models' dimensions, 0 while one of them
 // does not know its own yet (an Ollama model before its first answer).
@@ -97,7 +105,11 @@ func (e *Embedder) EmbedKind(ctx context.Context, texts []string, prose bool) ([
 	if p == 0 || c == 0 {
 		// An adapter learns its length from its first answer: ask the
 		// other model once.
-		if _, err := e.other(prose).Embed(ctx, texts[:min(1, len(texts))]); err != nil {
+		other := e.prose
+		if prose {
+			other = e.code
+		}
+		if _, err := other.Embed(ctx, texts[:min(1, len(texts))]); err != nil {
 			return nil, err
 		}
 		p, c = e.prose.Dimensions(), e.code.Dimensions()
@@ -116,13 +128,6 @@ func (e *Embedder) EmbedKind(ctx context.Context, texts []string, prose bool) ([
 		out[i] = w
 	}
 	return out, nil
-}
-
-func (e *Embedder) other(prose bool) embed.Embedder {
-	if prose {
-		return e.code
-	}
-	return e.prose
 }
 
 // Yielding returns the same models, each yielding at g if it can
