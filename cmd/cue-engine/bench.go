@@ -52,6 +52,9 @@ extraction throughput, and ripgrep on the same queries. Prints a table;
   --embed-files prose|all
                  with --repo: the files embedded ([embed] files; default: the
                  model's, prose for builtin)
+  --embed-cores N
+                 with --repo: the cores the built-in model embeds on ([embed]
+                 cores; default: every core but one)
   --embed-timeout D
                  with --repo: stop waiting for every vector D after the daemon's
                  start and report how far embedding got (default 10m)
@@ -88,6 +91,7 @@ func cmdBench(args []string) error {
 	limit := fs.Int("limit", 0, "")
 	model := fs.String("model", "builtin", "")
 	embedFiles := fs.String("embed-files", "", "")
+	embedCores := fs.Int("embed-cores", 0, "")
 	embedTimeout := fs.Duration("embed-timeout", 10*time.Minute, "")
 	queries := fs.Int("queries", 10, "")
 	samples := fs.Int("samples", 0, "")                 // samples per figure, for tests; not advertised
@@ -110,7 +114,7 @@ func cmdBench(args []string) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *tasks {
-		for _, other := range []string{"size", "files", "savings", "debounce", "repo", "limit", "model", "embed-files", "embed-timeout", "queries", "seed"} {
+		for _, other := range []string{"size", "files", "savings", "debounce", "repo", "limit", "model", "embed-files", "embed-cores", "embed-timeout", "queries", "seed"} {
 			if set[other] {
 				return fmt.Errorf("bench: --tasks measures task writes on daemons of their own; --%s is for another bench", other)
 			}
@@ -139,10 +143,10 @@ func cmdBench(args []string) error {
 				return fmt.Errorf("bench: --repo measures a repository; --%s is for the generated corpus: give one or the other", other)
 			}
 		}
-		return benchRepo(bench.RepoOptions{Repo: *repo, Model: *model, EmbedFiles: *embedFiles, Limit: *limit, Queries: *queries, QuerySamples: *samples,
+		return benchRepo(bench.RepoOptions{Repo: *repo, Model: *model, EmbedFiles: *embedFiles, EmbedCores: *embedCores, Limit: *limit, Queries: *queries, QuerySamples: *samples,
 			EmbedTimeout: *embedTimeout, IndexTimeout: *indexTimeout, Keep: *keep, LogLevel: *logLevel}, *seed, *out, *jsonOut, set["log-level"])
 	}
-	for _, repoOnly := range []string{"limit", "model", "embed-files", "embed-timeout", "queries"} {
+	for _, repoOnly := range []string{"limit", "model", "embed-files", "embed-cores", "embed-timeout", "queries"} {
 		if set[repoOnly] {
 			return fmt.Errorf("bench: --%s goes with --repo DIR", repoOnly)
 		}

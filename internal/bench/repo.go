@@ -50,6 +50,9 @@ type RepoOptions struct {
 	// EmbedFiles is [embed] files: "prose", "all", or "" for the model's
 	// default (embedworker.ProseOnlyByDefault).
 	EmbedFiles string
+	// EmbedCores is [embed] cores: how many cores the built-in model
+	// embeds on; 0 for the default.
+	EmbedCores int
 	// Limit copies at most this many of the repository's indexable files,
 	// spread over its tree; 0 copies them all.
 	Limit int
@@ -85,6 +88,9 @@ func (o *RepoOptions) setDefaults() error {
 	}
 	if o.Limit < 0 {
 		return fmt.Errorf("bench: --limit %d: give a positive number of files, or 0 for all", o.Limit)
+	}
+	if o.EmbedCores < 0 {
+		return fmt.Errorf("bench: --embed-cores %d: give a number of cores (or leave it out for every core but one)", o.EmbedCores)
 	}
 	if o.EmbedFiles != "" && o.EmbedFiles != "prose" && o.EmbedFiles != "all" {
 		return fmt.Errorf("bench: --embed-files %q: give prose or all (or leave it out for the model's default)", o.EmbedFiles)
@@ -208,6 +214,10 @@ type RepoEmbed struct {
 	// timeout, or when keyword-searchable if that was later.
 	Seconds     Seconds `json:"seconds"`
 	FilesPerSec Rate    `json:"files_per_s"`
+	// Cost is what the embed workers recorded embedding cost
+	// (events.EmbedCostBucket), read after the daemon stopped; nil when
+	// nothing was recorded.
+	Cost *events.EmbedCost `json:"cost,omitempty"`
 }
 
 // RepoMemory is the daemon's peak resident set (VmHWM) at each stage, in
@@ -418,6 +428,9 @@ func (b *repoRun) configure() error {
 	if b.o.EmbedFiles != "" {
 		sets = append(sets, tomlSet{"embed", "files", strconv.Quote(b.o.EmbedFiles)})
 	}
+	if b.o.EmbedCores > 0 {
+		sets = append(sets, tomlSet{"embed", "cores", strconv.Itoa(b.o.EmbedCores)})
+	}
 	if err := configureWorkspace(b.ws, sets); err != nil {
 		return err
 	}
@@ -426,7 +439,7 @@ func (b *repoRun) configure() error {
 		return fmt.Errorf("bench: the configured workspace: %w", err)
 	}
 	if cfg.Embed.Model != b.o.Model || cfg.MCP.RateLimitsOn() || !cfg.Transcripts.Disabled || cfg.MCP.HTTPDisabled ||
-		cfg.Embed.Files != b.o.EmbedFiles {
+		cfg.Embed.Files != b.o.EmbedFiles || cfg.Embed.Cores != b.o.EmbedCores {
 		return fmt.Errorf("bench: %s does not read back as configured (model %q)", b.ws.Path(workspace.ConfigFile), cfg.Embed.Model)
 	}
 	return nil
@@ -1209,6 +1222,21 @@ func (b *repoRun) restart(ctx context.Context) error {
 		}
 	}
 	r.Lifecycle.RestartAnswerSeconds = Seconds(time.Since(start).Seconds())
+	// The first daemon's embed workers added the last of what they spent
+	// as they stopped.
+	if r.Embed != nil {
+		kv, err := n.conn.JS.KeyValue(ctx, events.EmbedCostBucket)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		c, rev, err := bus.ReadEmbedCost(ctx, kv, r.Embed.Model)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if rev > 0 {
+			r.Embed.Cost = &c
+		}
+	}
 	if v, ok := peakRSS(info.PID); ok {
 		r.Memory.RestartPeakRSS = v
 	}

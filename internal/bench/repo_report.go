@@ -25,6 +25,13 @@ func (r *RepoReport) WriteTable(w io.Writer) error {
 		} else {
 			fmt.Fprintf(w, "embedded    %d of %d documents with %s vectors when the wait stopped at %.0f s (--embed-timeout): %.1f files/s\n", e.Vectors, e.Docs, e.Model, e.Seconds, float64(e.FilesPerSec))
 		}
+		if c := e.Cost; c != nil {
+			if per, ok := c.CPUPer10kChunks(); ok {
+				fmt.Fprintf(w, "            %d chunks embedded in %.1f CPU s: %.1f CPU s per 10,000 chunks\n", c.Chunks, c.CPUSeconds, per)
+			} else {
+				fmt.Fprintf(w, "            %d chunks embedded, %.1f s waiting on the model's server\n", c.Chunks, c.CallSeconds)
+			}
+		}
 	}
 	m := r.Memory
 	fmt.Fprintf(w, "memory      peak RSS %s when searchable", rssText(m.PeakRSSSearchable))

@@ -96,14 +96,15 @@ func (e *Embedded) DamagedStreams() map[string]string {
 // workers derive the rest. A damaged one is deleted and provisioned
 // again, empty, and its readers rebuild (they notice the new incarnation).
 var derivedStreams = map[string]string{
-	events.IngestStream:          "queued file events; ingest publishes again what cue_docs lacks",
-	events.EmbedStream:           "queued embed requests; the embed workers ask again for missing vectors",
-	"KV_" + events.DocsBucket:    "the indexed documents; ingest publishes every file again",
-	"KV_" + events.VectorsBucket: "the vectors; the embed workers embed the documents again",
-	"KV_" + events.ScansBucket:   "scan progress",
-	"OBJ_" + events.BlobsBucket:  "large file contents; ingest publishes every file again",
-	events.TasksStream:           "the task log; tasks are read again from their card files, and a task made through MCP but not yet written into its card is lost",
-	events.DeadLetterStream:      "events workers gave up on",
+	events.IngestStream:            "queued file events; ingest publishes again what cue_docs lacks",
+	events.EmbedStream:             "queued embed requests; the embed workers ask again for missing vectors",
+	"KV_" + events.DocsBucket:      "the indexed documents; ingest publishes every file again",
+	"KV_" + events.VectorsBucket:   "the vectors; the embed workers embed the documents again",
+	"KV_" + events.ScansBucket:     "scan progress",
+	"KV_" + events.EmbedCostBucket: "what embedding has cost; counted again from zero",
+	"OBJ_" + events.BlobsBucket:    "large file contents; ingest publishes every file again",
+	events.TasksStream:             "the task log; tasks are read again from their card files, and a task made through MCP but not yet written into its card is lost",
+	events.DeadLetterStream:        "events workers gave up on",
 }
 
 // rebuiltWith names streams that must be emptied with another: contents

@@ -195,6 +195,13 @@ func DeclaredTopology(s Settings) Topology {
 				Replicas: s.Replicas,
 			},
 			{
+				Bucket:      events.EmbedCostBucket,
+				Description: "what embedding has cost per model: chunks, CPU seconds, time waiting on the model; added to by embed workers with compare-and-set, read by cue status",
+				History:     1,
+				Storage:     jetstream.FileStorage,
+				Replicas:    s.Replicas,
+			},
+			{
 				Bucket:      events.BudgetBucket,
 				Description: "the extractors' shared daily LLM spend and token usage, updated with compare-and-set",
 				History:     1,

@@ -16,5 +16,5 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(sum.P50, "p50-ms")
 	b.ReportMetric(sum.P99, "p99-ms")
 	b.ReportMetric(0, "ns/op")
-	b.Logf("save to findable (ms): %s", sum)
+	b.Logf("latency (ms): %s", sum)
 }

@@ -296,6 +296,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	// answering run as soon as they have work, embedding only while they
 	// have none.
 	gate := priority.New(0)
+	gate.SetBackgroundCores(cfg.Embed.Cores)
 	// Starting is foreground work too: the embed worker would otherwise
 	// take a core from the edge's load and ingest's comparison with every
 	// request left queued by the last run, and the restart would be

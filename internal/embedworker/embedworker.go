@@ -124,6 +124,9 @@ type Stats struct {
 	// Reconciles counts the reconciler's passes, Rerequested the requests
 	// they published for vectors found missing.
 	Reconciles, Rerequested uint64
+	// Cost is what embedding cost this worker (Model and the counts;
+	// events.EmbedCost).
+	Cost events.EmbedCost
 }
 
 // Service is the embed worker role for one model.
@@ -137,6 +140,7 @@ type Service struct {
 
 	embedded, removed, current, stale, unavailable atomic.Uint64
 	reconciles, rerequested                        atomic.Uint64
+	costs                                          costs
 }
 
 // New builds an embed worker on conn for e's model; the topology must be
@@ -163,7 +167,13 @@ func (s *Service) Model() string { return s.model }
 func (s *Service) Stats() Stats {
 	return Stats{Embedded: s.embedded.Load(), Removed: s.removed.Load(), Current: s.current.Load(),
 		Stale: s.stale.Load(), Unavailable: s.unavailable.Load(),
-		Reconciles: s.reconciles.Load(), Rerequested: s.rerequested.Load()}
+		Reconciles: s.reconciles.Load(), Rerequested: s.rerequested.Load(), Cost: s.cost()}
+}
+
+func (s *Service) cost() events.EmbedCost {
+	s.costs.mu.Lock()
+	defer s.costs.mu.Unlock()
+	return s.costs.total
 }
 
 // Run embeds until ctx is cancelled, then drains its consumer; the
@@ -186,7 +196,13 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.cfg.ReconcileEvery > 0 {
 		g.Go(func() error { s.reconcileLoop(gctx); return nil })
 	}
-	return g.Wait()
+	g.Go(func() error { s.flushCostsLoop(gctx); return nil })
+	err := g.Wait()
+	// What the last requests cost, the workers having stopped.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	s.flushCosts(fctx)
+	return err
 }
 
 func (s *Service) reconcileLoop(ctx context.Context) {
@@ -459,7 +475,7 @@ func (s *Service) build(ctx context.Context, doc events.DocRecord, content strin
 	if dims == 0 && len(windows) > 0 {
 		// An adapter that learns its length from its first answer: learn
 		// it on one text to size the cap.
-		if _, err := s.embed(ctx, windows[0][:1], prose); err != nil {
+		if _, err := s.embed(ctx, windows[0][:1], prose, 0); err != nil {
 			return rec, nil, err
 		}
 		dims = s.emb.Dimensions()
@@ -545,7 +561,7 @@ func (s *Service) embedMissing(ctx context.Context, keys []string, windows [][]s
 	if len(missing) == 0 {
 		return nil
 	}
-	embedded, err := s.embed(ctx, flat, prose)
+	embedded, err := s.embed(ctx, flat, prose, len(missing))
 	if err != nil {
 		return err
 	}
@@ -568,13 +584,15 @@ func (s *Service) embedMissing(ctx context.Context, keys []string, windows [][]s
 	return nil
 }
 
-// embed embeds texts of a document that is prose or not, counting an
-// unavailable model.
-func (s *Service) embed(ctx context.Context, texts []string, prose bool) ([][]float32, error) {
+// embed embeds texts, the windows of chunks chunks of a document that is
+// prose or not, counting an unavailable model and what embedding cost.
+func (s *Service) embed(ctx context.Context, texts []string, prose bool, chunks int) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
 	}
-	vecs, err := embed.EmbedDocs(ctx, s.emb, texts, prose)
+	vecs, err := s.embedMetered(ctx, texts, prose, chunks, func(ctx context.Context) ([][]float32, error) {
+		return embed.EmbedDocs(ctx, s.emb, texts, prose)
+	})
 	if err != nil {
 		if errors.Is(err, embed.ErrUnavailable) {
 			s.unavailable.Add(1)

@@ -12,6 +12,7 @@ import (
 	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/embed"
+	"github.com/cuedeck/cuedeck/internal/embed/builtin"
 	"github.com/cuedeck/cuedeck/internal/embed/cache"
 	"github.com/cuedeck/cuedeck/internal/embed/ollama"
 	"github.com/cuedeck/cuedeck/internal/embed/provider"
@@ -610,5 +611,106 @@ func TestSplitModelEmbedsProseAndCodeEachWithItsModel(t *testing.T) {
 	}
 	if slices.ContainsFunc(codeSrv.Inputs(), func(s string) bool { return strings.Contains(s, "Tokens expire") }) {
 		t.Errorf("the code model embedded prose: %q", codeSrv.Inputs())
+	}
+}
+
+// recordedCost is the model's EmbedCost as the bucket holds it.
+func recordedCost(t *testing.T, conn *bus.Conn, model string) events.EmbedCost {
+	t.Helper()
+	kv, err := conn.JS.KeyValue(context.Background(), events.EmbedCostBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := bus.ReadEmbedCost(context.Background(), kv, model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestEmbeddingCostAddsUpOverWorkersAndRestarts(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	e := builtin.New()
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	embedded := func(path string) {
+		bustest.Eventually(t, 30*time.Second, "vectors of "+path, func() bool {
+			_, ok := vectors(t, conn, e.ModelID(), path)
+			return ok
+		})
+	}
+	chunks := func(path string) uint64 {
+		d, _ := doc(t, conn, path)
+		return uint64(len(d.Chunks))
+	}
+
+	w1, stop1 := startStoppable(t, conn, e, fastConfig(nil))
+	index(t, idx, 1, upsert("guide.md", guide))
+	embedded("guide.md")
+	stop1()
+	first := recordedCost(t, conn, e.ModelID())
+	if want := chunks("guide.md"); first.Chunks != want || first.MeteredChunks != want || first.Texts < want {
+		t.Fatalf("after guide.md (%d chunks): %+v", want, first)
+	}
+	if first.CPUSeconds <= 0 || first.CallSeconds <= 0 || first.Since.IsZero() || first.Updated.Before(first.Since) {
+		t.Fatalf("after guide.md: %+v", first)
+	}
+	if s := w1.Stats().Cost; s.Chunks != first.Chunks || s.CPUSeconds != first.CPUSeconds {
+		t.Fatalf("the worker counted %+v, the bucket holds %+v", s, first)
+	}
+
+	// Another worker of the model, after a restart: its counts add to the
+	// first's.
+	_, stop2 := startStoppable(t, conn, e, fastConfig(nil))
+	notes := "# Notes\nThe indexer stores each record before it asks for vectors.\n\n## Later\nVectors trail keyword search.\n"
+	index(t, idx, 2, upsert("notes.md", notes))
+	embedded("notes.md")
+	stop2()
+	both := recordedCost(t, conn, e.ModelID())
+	if want := chunks("guide.md") + chunks("notes.md"); both.Chunks != want || both.MeteredChunks != want {
+		t.Fatalf("after both files (%d chunks): %+v", want, both)
+	}
+	if both.CPUSeconds <= first.CPUSeconds || !both.Since.Equal(first.Since) {
+		t.Fatalf("first %+v, then %+v", first, both)
+	}
+
+	rep, err := status.CollectWith(context.Background(), conn.JS, status.Options{EmbedModel: e.ModelID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.Print(&out, status.PrintOptions{})
+	if c := rep.Embeddings.Cost; c == nil || c.Chunks != both.Chunks {
+		t.Fatalf("status reports cost %+v", c)
+	}
+	if !strings.Contains(out.String(), "CPU s per 10,000 chunks") {
+		t.Fatalf("cue status says nothing of CPU time:\n%s", out.String())
+	}
+}
+
+func TestEmbeddingCostOfAModelServerIsItsWaitNotOurCPU(t *testing.T) {
+	conn, _ := bustest.Start(t, bus.Settings{})
+	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
+	e := fastOllama(t, srv, "all-minilm")
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	_, stop := startStoppable(t, conn, e, fastConfig(nil))
+	index(t, idx, 1, upsert("guide.md", guide))
+	bustest.Eventually(t, 10*time.Second, "vectors of guide.md", func() bool {
+		_, ok := vectors(t, conn, e.ModelID(), "guide.md")
+		return ok
+	})
+	stop()
+	c := recordedCost(t, conn, e.ModelID())
+	d, _ := doc(t, conn, "guide.md")
+	if c.Chunks != uint64(len(d.Chunks)) || c.MeteredChunks != 0 || c.CPUSeconds != 0 || c.CallSeconds <= 0 {
+		t.Fatalf("a model server's cost: %+v", c)
+	}
+	rep, err := status.CollectWith(context.Background(), conn.JS, status.Options{EmbedModel: e.ModelID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.Print(&out, status.PrintOptions{})
+	if !strings.Contains(out.String(), "waiting on the model, whose CPU time is its server's") {
+		t.Fatalf("cue status:\n%s", out.String())
 	}
 }

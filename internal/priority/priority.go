@@ -10,6 +10,7 @@ package priority
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -34,6 +35,11 @@ type Gate struct {
 
 	waited time.Duration // total time Wait callers spent held back
 	begun  uint64        // pieces of foreground work begun
+	cores  int           // SetBackgroundCores; 0: the default
+	// slots holds a token per background step computing now: at most
+	// BackgroundCores, made at the first Acquire.
+	slots     chan struct{}
+	slotsOnce sync.Once
 }
 
 // New returns a Gate whose background work waits until foreground work has
@@ -130,6 +136,66 @@ func (g *Gate) Quiet(d time.Duration) (begun uint64, quiet bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.begun, g.active == 0 && time.Since(g.lastEnd) >= d
+}
+
+// SetBackgroundCores caps how many cores background work computes on at
+// once (Acquire); n ≤ 0 restores the default (DefaultBackgroundCores). It
+// is read at the first Acquire: set it before background work starts.
+func (g *Gate) SetBackgroundCores(n int) {
+	g.mu.Lock()
+	g.cores = max(n, 0)
+	g.mu.Unlock()
+}
+
+// BackgroundCores is how many cores background work may compute on at
+// once: SetBackgroundCores's, else DefaultBackgroundCores, never more than
+// GOMAXPROCS. A nil *Gate lets it have them all.
+func (g *Gate) BackgroundCores() int {
+	procs := runtime.GOMAXPROCS(0)
+	if g == nil {
+		return procs
+	}
+	g.mu.Lock()
+	n := g.cores
+	g.mu.Unlock()
+	if n == 0 {
+		n = DefaultBackgroundCores(procs)
+	}
+	return min(n, procs)
+}
+
+// DefaultBackgroundCores is the background's share of procs cores: every
+// core but one, at least one. The core left over is a query's the moment
+// it arrives: the gate holds background work back only between its steps,
+// and a step of the built-in model takes ~8 ms of a core.
+func DefaultBackgroundCores(procs int) int { return max(1, procs-1) }
+
+// Acquire waits as Wait does, then for one of BackgroundCores places to
+// compute, held until release is called: background steps of every caller
+// together never take more cores. A nil *Gate has no cap.
+func (g *Gate) Acquire(ctx context.Context) (release func(), err error) {
+	if g == nil {
+		return func() {}, ctx.Err()
+	}
+	g.slotsOnce.Do(func() { g.slots = make(chan struct{}, g.BackgroundCores()) })
+	for {
+		if err := g.Wait(ctx); err != nil {
+			return nil, err
+		}
+		select {
+		case g.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		// Foreground work may have begun while this waited for a place.
+		g.mu.Lock()
+		active := g.active
+		g.mu.Unlock()
+		if active == 0 {
+			return sync.OnceFunc(func() { <-g.slots }), nil
+		}
+		<-g.slots
+	}
 }
 
 // Waited is the total time background work has spent held back.

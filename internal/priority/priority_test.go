@@ -190,3 +190,68 @@ func TestAfterBurstsCallsOnceEachQuietAfterEnoughWork(t *testing.T) {
 		<-done
 	})
 }
+
+func TestAcquireKeepsBackgroundToItsCores(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := New(10 * time.Millisecond)
+		g.SetBackgroundCores(2)
+		var held []func()
+		got := make(chan func(), 5)
+		for range 5 {
+			go func() {
+				release, err := g.Acquire(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got <- release
+			}()
+		}
+		synctest.Wait()
+		for len(got) > 0 {
+			held = append(held, <-got)
+		}
+		if len(held) != 2 {
+			t.Fatalf("%d steps computing at once with 2 background cores", len(held))
+		}
+		// Foreground work begins: a place given back goes to no one until
+		// it has been quiet.
+		end := g.Begin()
+		held[0]()
+		held[0]() // releasing twice gives back one place
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatal("a background step started while foreground work ran")
+		}
+		end()
+		time.Sleep(20 * time.Millisecond)
+		synctest.Wait()
+		if len(got) != 1 {
+			t.Fatalf("%d steps started once the foreground was quiet, want the one place free", len(got))
+		}
+		// The rest get their turns as places are given back.
+		held = append(held[1:], <-got)
+		for range 2 {
+			held[0]()
+			held = append(held[1:], <-got)
+		}
+		for _, release := range held {
+			release()
+		}
+	})
+}
+
+func TestBackgroundCoresDefaultLeavesOneForQueries(t *testing.T) {
+	for procs, want := range map[int]int{1: 1, 2: 1, 4: 3, 16: 15} {
+		if got := DefaultBackgroundCores(procs); got != want {
+			t.Errorf("DefaultBackgroundCores(%d) = %d, want %d", procs, got, want)
+		}
+	}
+	var g *Gate
+	if release, err := g.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	} else {
+		release()
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuedeck/cuedeck/internal/bus"
 	"github.com/cuedeck/cuedeck/internal/humanize"
 	"github.com/cuedeck/cuedeck/internal/ingest"
 	"github.com/cuedeck/cuedeck/pkg/events"
@@ -150,6 +151,10 @@ type EmbedReport struct {
 	RateWindow float64  `json:"rate_window_seconds,omitempty"`
 	// ByModel counts vector records per model id.
 	ByModel map[string]int `json:"by_model,omitempty"`
+	// Cost is what embedding with Model has cost so far, every embed
+	// worker's together (events.EmbedCostBucket); nil when nothing was
+	// recorded.
+	Cost *events.EmbedCost `json:"cost,omitempty"`
 }
 
 // MemoryReport is what extraction has kept, and how far it trails the
@@ -418,6 +423,11 @@ func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, m
 		}
 	}
 	er.Vectors = er.ByModel[er.Model]
+	if er.Model != "" {
+		if er.Cost, err = embedCost(ctx, js, er.Model); err != nil {
+			return err
+		}
+	}
 	if countLeftOut && er.Vectors > 0 {
 		if er.LeftOut, err = leftOutRecords(ctx, kv, er.Model); err != nil {
 			return err
@@ -425,6 +435,26 @@ func collectEmbeddings(ctx context.Context, js jetstream.JetStream, r *Report, m
 	}
 	r.Embeddings = er
 	return nil
+}
+
+// embedCost is model's record in events.EmbedCostBucket, nil if there is
+// none (or no bucket: written by a release before it).
+func embedCost(ctx context.Context, js jetstream.JetStream, model string) (*events.EmbedCost, error) {
+	kv, err := js.KeyValue(ctx, events.EmbedCostBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	c, rev, err := bus.ReadEmbedCost(ctx, kv, model)
+	if err != nil {
+		return nil, fmt.Errorf("status: read %s: %w", events.EmbedCostBucket, err)
+	}
+	if rev == 0 {
+		return nil, nil
+	}
+	return &c, nil
 }
 
 // leftOutRecords counts model's vector records that hold no vectors because
@@ -620,6 +650,9 @@ func (r Report) Print(w io.Writer, opts PrintOptions) {
 			line += fmt.Sprintf(", %s pending: %s", humanize.Thousands(e.Pending), rateLine(int(e.Pending), e.Rate, e.ETASeconds, e.RateWindow, "documents"))
 		}
 		fmt.Fprintf(tw, "vectors\t%s (%s)\n", line, model)
+		if e.Cost != nil {
+			fmt.Fprintf(tw, "embedding cost\t%s\n", costLine(*e.Cost))
+		}
 	}
 	if len(r.Repos) == 0 {
 		fmt.Fprintln(tw, "repos\tno documents indexed yet")
@@ -702,6 +735,29 @@ func (r Report) Print(w io.Writer, opts PrintOptions) {
 		fmt.Fprintln(w, "(cue status --verbose lists every skipped file and warning; --json has everything)")
 	}
 }
+
+// costLine says what embedding has cost: the CPU time where the model
+// ran on this machine's cores, else the time spent waiting on its server.
+func costLine(c events.EmbedCost) string {
+	line := humanize.Thousands(int(c.Chunks)) + " chunks embedded"
+	if c.Texts > c.Chunks {
+		// Long chunks are embedded in windows the model can read whole.
+		line += " (" + humanize.Thousands(int(c.Texts)) + " windows)"
+	}
+	if !c.Since.IsZero() {
+		line += " since " + c.Since.Local().Format("2006-01-02 15:04")
+	}
+	if per, ok := c.CPUPer10kChunks(); ok {
+		line += fmt.Sprintf(": %s CPU s (%s CPU s per 10,000 chunks)", oneDecimal(c.CPUSeconds), oneDecimal(per))
+		if c.MeteredChunks < c.Chunks {
+			line += fmt.Sprintf(", %s chunks embedded by a model server, %s s waiting on it", humanize.Thousands(int(c.Chunks-c.MeteredChunks)), oneDecimal(c.CallSeconds))
+		}
+		return line
+	}
+	return line + fmt.Sprintf(": %s s waiting on the model, whose CPU time is its server's", oneDecimal(c.CallSeconds))
+}
+
+func oneDecimal(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
 // rateLine says how fast pending items of what go and when they will be
 // done.

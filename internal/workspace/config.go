@@ -110,6 +110,12 @@ type EmbedConfig struct {
 	// is near random on code; "all" with an Ollama model
 	// (embedworker.ProseOnlyByDefault).
 	Files string `toml:"files"`
+	// Cores is how many cores the built-in model embeds on at once; 0:
+	// every core but one (at least one), so that a query never waits for
+	// a core (priority.DefaultBackgroundCores). Embedding runs only while
+	// the daemon has no indexing, applying or answering to do, whatever
+	// this says.
+	Cores int `toml:"cores"`
 }
 
 // ProseOnly resolves Files: byDefault is what the model does when unset.
@@ -359,6 +365,9 @@ func (c *Config) Validate() error {
 	if f := c.Embed.Files; f != "" && f != "prose" && f != "all" {
 		return fmt.Errorf(`config [embed] files = %q: use "prose" (markdown, cards, text documents) or "all"`, f)
 	}
+	if c.Embed.Cores < 0 {
+		return fmt.Errorf("config [embed] cores = %d: use a number of cores, or 0 for every core but one", c.Embed.Cores)
+	}
 	if _, _, err := ParseLLM(c.Extract.LLM); err != nil {
 		return fmt.Errorf("config [extract] llm: %w", err)
 	}
@@ -546,6 +555,11 @@ ollama_host = ""
 # of code then embeds in a fraction of the time and disk); "all" with
 # the other models.
 # files = "all"
+# How many cores the built-in model embeds on at once; 0:
+# every core but one, which a query takes the moment it arrives. Embedding
+# runs only while nothing is indexed or answered; `+"`cue status`"+` shows the
+# CPU time it has spent.
+# cores = 0
 
 [transcripts]
 # Agent transcripts to learn from; a transcript belongs to the repo holding

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cuedeck/cuedeck/internal/cpumeter"
 	"github.com/cuedeck/cuedeck/internal/embed"
 	"github.com/cuedeck/cuedeck/internal/priority"
 	"github.com/cuedeck/cuedeck/internal/version"
@@ -73,10 +74,14 @@ func (e *Embedder) CountTokens(text string) (int, error) {
 
 // Embed returns one L2-normalised 512-dimensional vector per text, in order.
 // Each text is cut at 128 tokens. Short texts are embedded in groups and
-// the groups spread over up to GOMAXPROCS goroutines; ctx is checked before
-// each group (at most 128 tokens of work), and if it is done Embed returns
-// ctx.Err(). A Yielding embedder waits at its gate before each group too.
-// An error loading the embedded model is returned as is.
+// the groups spread over up to GOMAXPROCS goroutines; ctx is checked
+// before each group (at most 128 tokens of work), and if it is done Embed
+// returns ctx.Err(). A Yielding embedder takes a place at its gate before
+// each group (priority.Gate.Acquire): it waits for foreground work to
+// stop, and the groups of all its calls at once keep to the gate's
+// background cores. The CPU time of the work is added to the
+// cpumeter.Meter ctx carries, if any. An error loading the embedded model
+// is returned as is.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, ctx.Err()
@@ -88,17 +93,24 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	meter := cpumeter.From(ctx)
 	seqs := make([][]int, len(texts))
 	total := 0
-	for i, text := range texts {
-		seqs[i] = m.tok.tokens(text)
-		total += len(seqs[i])
+	meter.Do(func() {
+		for i, text := range texts {
+			seqs[i] = m.tok.tokens(text)
+			total += len(seqs[i])
+		}
+	})
+	cores := runtime.GOMAXPROCS(0)
+	if e.gate != nil {
+		cores = e.gate.BackgroundCores()
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(texts)))
+	workers := max(1, min(cores, len(texts)))
 	groups := makeGroups(seqs, max(1, min(maxGroupTokens, (total+workers-1)/workers)))
 	// With fewer groups than cores, the dense products of each group share
 	// the spare ones.
-	par := max(1, runtime.GOMAXPROCS(0)/len(groups))
+	par := max(1, cores/len(groups))
 	workers = min(workers, len(groups))
 
 	out := make([][]float32, len(texts))
@@ -113,14 +125,25 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 			s = newScratch()
 		}
 		defer e.scratch.Put(s)
-		s.par = par
+		s.par, s.meter = par, meter
 		for {
 			g := int(next.Add(1)) - 1
-			if g >= len(groups) || e.gate.Wait(ctx) != nil {
+			if g >= len(groups) {
+				return
+			}
+			release, err := e.gate.Acquire(ctx)
+			if err != nil {
 				return
 			}
 			lo, hi := groups[g][0], groups[g][1]
-			m.embedGroup(seqs[lo:hi], s, out[lo:hi])
+			if onGroup != nil {
+				onGroup(+1)
+			}
+			meter.Do(func() { m.embedGroup(seqs[lo:hi], s, out[lo:hi]) })
+			if onGroup != nil {
+				onGroup(-1)
+			}
+			release()
 		}
 	}
 	var wg sync.WaitGroup
@@ -134,6 +157,10 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	return out, nil
 }
+
+// onGroup, when a test sets it, is told as each group starts (+1) and
+// ends (-1).
+var onGroup func(delta int)
 
 // makeGroups cuts seqs, in order, into [lo, hi) runs of at most
 // maxGroupTexts sequences holding at most limit tokens between them (or one

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/cuedeck/cuedeck/internal/cpumeter"
 	"github.com/cuedeck/cuedeck/internal/priority"
 )
 
@@ -299,4 +302,71 @@ func TestYieldingEmbedderHeldBackStopsWithItsContext(t *testing.T) {
 			t.Fatalf("held embedding ended with %v, want context.Canceled", err)
 		}
 	})
+}
+
+func TestYieldingEmbedderKeepsToTheBackgroundCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var running, peak atomic.Int32
+	onGroup = func(delta int) {
+		n := running.Add(int32(delta))
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+	}
+	defer func() { onGroup = nil }()
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("text %d about how the background embeds while agents ask", i)
+	}
+	for _, cores := range []int{1, 3} {
+		g := priority.New(time.Millisecond)
+		g.SetBackgroundCores(cores)
+		peak.Store(0)
+		// The embed worker handles requests side by side: the cap holds
+		// for all their calls together.
+		e := New().Yielding(g)
+		var calls sync.WaitGroup
+		for range 3 {
+			calls.Go(func() {
+				if _, err := e.Embed(context.Background(), texts); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		calls.Wait()
+		if got := int(peak.Load()); got > cores {
+			t.Errorf("%d groups ran at once with %d background cores", got, cores)
+		}
+	}
+}
+
+func TestEmbedMetersItsWork(t *testing.T) {
+	if !cpumeter.Supported {
+		t.Skip("no per-thread CPU clock on this platform")
+	}
+	texts := make([]string, 256)
+	for i := range texts {
+		texts[i] = strings.Repeat(fmt.Sprintf("word%d ", i), 60)
+	}
+	e := New()
+	embedOne(t, e, "load the model first")
+	m := new(cpumeter.Meter)
+	before := processCPU(t)
+	if _, err := e.Embed(cpumeter.With(context.Background(), m), texts); err != nil {
+		t.Fatal(err)
+	}
+	spent := processCPU(t) - before
+	// Every goroutine the model fans out to is metered: together they are
+	// most of the process's CPU time meanwhile, never more.
+	if got := m.Total(); got < spent*6/10 || got > spent+spent/20 {
+		t.Fatalf("metered %v of the process's %v", got, spent)
+	}
+}
+
+func processCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -3,6 +3,8 @@ package builtin
 import (
 	"fmt"
 	"math"
+
+	"github.com/cuedeck/cuedeck/internal/cpumeter"
 )
 
 const (
@@ -125,6 +127,9 @@ type scratch struct {
 	// par is how many goroutines share each dense product: more than one
 	// when there are fewer groups than cores.
 	par int
+	// meter, if set, counts the CPU time of the goroutines a product
+	// starts.
+	meter *cpumeter.Meter
 }
 
 func newScratch() *scratch {
@@ -199,7 +204,7 @@ func (m *model) embedGroup(seqs [][]int, s *scratch, outs [][]float32) {
 	}
 	hidden := s.hidden[:texts*modelDim]
 	fillRows(hidden, texts, modelDim, m.poolB)
-	gemmParallel(s.par, texts, modelDim, modelDim, pooled, modelDim, m.poolW, modelDim, hidden, modelDim)
+	gemmParallel(s.par, s.meter, texts, modelDim, modelDim, pooled, modelDim, m.poolW, modelDim, hidden, modelDim)
 	for i, out := range outs {
 		var sum float32
 		for j, v := range hidden[i*modelDim : (i+1)*modelDim] {
@@ -220,7 +225,7 @@ func (l *layer) forward(segs []segment, rows int, x, y []float32, s *scratch) {
 	// Residual: a dense projection in layer 0, the input itself in layer 1.
 	if l.resW != nil {
 		fillRows(y, rows, modelDim, l.resB)
-		gemmParallel(s.par, rows, modelDim, l.in, x, l.in, l.resW, modelDim, y, modelDim)
+		gemmParallel(s.par, s.meter, rows, modelDim, l.in, x, l.in, l.resW, modelDim, y, modelDim)
 	} else {
 		copy(y, x[:rows*modelDim])
 	}
@@ -229,7 +234,7 @@ func (l *layer) forward(segs []segment, rows int, x, y []float32, s *scratch) {
 	layerNorm(h, x, rows, l.in, l.lnScale, l.lnB)
 	qkv := s.qkv[:rows*3*l.attn]
 	fillRows(qkv, rows, 3*l.attn, l.qkvB)
-	gemmParallel(s.par, rows, 3*l.attn, l.in, h, l.in, l.qkvW, 3*l.attn, qkv, 3*l.attn)
+	gemmParallel(s.par, s.meter, rows, 3*l.attn, l.in, h, l.in, l.qkvW, 3*l.attn, qkv, 3*l.attn)
 
 	ctx := s.ctx[:rows*l.attn]
 	clear(ctx)
@@ -242,21 +247,21 @@ func (l *layer) forward(segs []segment, rows int, x, y []float32, s *scratch) {
 
 	// y = residual + ctx·Wo + bo
 	addBias(y, rows, modelDim, l.outB)
-	gemmParallel(s.par, rows, modelDim, l.attn, ctx, l.attn, l.outW, modelDim, y, modelDim)
+	gemmParallel(s.par, s.meter, rows, modelDim, l.attn, ctx, l.attn, l.outW, modelDim, y, modelDim)
 
 	// y += FFN(LN(y))
 	h = s.h[:rows*modelDim]
 	layerNorm(h, y, rows, modelDim, l.ffnLNScale, l.ffnLNB)
 	f := s.ffn[:rows*ffnDim]
 	fillRows(f, rows, ffnDim, l.ffn1B)
-	gemmParallel(s.par, rows, ffnDim, modelDim, h, modelDim, l.ffn1W, ffnDim, f, ffnDim)
+	gemmParallel(s.par, s.meter, rows, ffnDim, modelDim, h, modelDim, l.ffn1W, ffnDim, f, ffnDim)
 	for i, v := range f {
 		if v < 0 {
 			f[i] = 0
 		}
 	}
 	addBias(y, rows, modelDim, l.ffn2B)
-	gemmParallel(s.par, rows, modelDim, ffnDim, f, ffnDim, l.ffn2W, modelDim, y, modelDim)
+	gemmParallel(s.par, s.meter, rows, modelDim, ffnDim, f, ffnDim, l.ffn2W, modelDim, y, modelDim)
 }
 
 // attention computes softmax(q·kᵀ)·v per head over one text's n tokens,

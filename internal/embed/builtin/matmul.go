@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"github.com/cuedeck/cuedeck/internal/cpumeter"
 	"sync"
 )
 
@@ -43,8 +44,10 @@ func gemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, 
 
 // gemmParallel is gemm with the columns of C shared between up to par
 // goroutines, for a group that would otherwise leave cores idle. Every
-// element of C is computed as gemm computes it.
-func gemmParallel(par, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// element of C is computed as gemm computes it. The goroutines it starts
+// run their share through meter (the caller's share is the caller's to
+// meter).
+func gemmParallel(par int, meter *cpumeter.Meter, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	strips := n / tileCols
 	par = min(par, strips)
 	// A few rows are done before a second goroutine would be scheduled.
@@ -58,7 +61,7 @@ func gemmParallel(par, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 		lo, hi := next, (p+1)*strips/par*tileCols
 		run := func() { gemm(m, hi-lo, k, a, lda, b[lo:], ldb, c[lo:], ldc) }
 		if p < par-1 {
-			wg.Go(run)
+			wg.Go(func() { meter.Do(run) })
 		} else {
 			run()
 		}

@@ -56,7 +56,7 @@ func TestGemmParallelMatchesGemm(t *testing.T) {
 	gemm(m, n, k, a, k, b, n, want, n)
 	for par := 1; par <= 6; par++ {
 		got := make([]float32, m*n)
-		gemmParallel(par, m, n, k, a, k, b, n, got, n)
+		gemmParallel(par, nil, m, n, k, a, k, b, n, got, n)
 		for i := range got {
 			if got[i] != want[i] {
 				t.Fatalf("par %d: c[%d] = %g, want %g", par, i, got[i], want[i])

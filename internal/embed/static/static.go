@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/cuedeck/cuedeck/internal/cpumeter"
 	"github.com/cuedeck/cuedeck/pkg/core/search"
 )
 
@@ -36,14 +37,21 @@ func (m *Model) Dimensions() int { return m.Dims }
 
 // Embed returns one L2-normalised vector per text. A text with no known
 // token gets the zero vector, which is no closer to one text than to
-// another.
+// another. The CPU time it takes is added to the cpumeter.Meter ctx
+// carries, if any.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	var err error
+	cpumeter.From(ctx).Do(func() {
+		for i, t := range texts {
+			if err = ctx.Err(); err != nil {
+				return
+			}
+			out[i] = m.embedOne(t)
 		}
-		out[i] = m.embedOne(t)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
