@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -138,7 +139,7 @@ func Run(ctx context.Context, ds *Dataset, o RunOptions) ([]Scores, error) {
 		return nil, err
 	}
 	progress("start daemon", 0, 0)
-	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, Debounce: o.Debounce, Logger: o.Logger})
+	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, EmbedCores: runtime.NumCPU(), Debounce: o.Debounce, Logger: o.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}

@@ -28,6 +28,10 @@ type Options struct {
 	// EmbedFiles is [embed] files ("prose" or "all"); empty: the model's
 	// default.
 	EmbedFiles string
+	// EmbedCores is [embed] cores; zero: the config's. An evaluation,
+	// which asks nothing while it waits for the vectors, gives embedding
+	// every core.
+	EmbedCores int
 	// Debounce overrides the ingest debounce (the config's default when
 	// zero); tests shorten it.
 	Debounce time.Duration
@@ -77,6 +81,9 @@ func Start(ctx context.Context, root string, o Options) (*Node, error) {
 	}
 	if o.EmbedFiles != "" {
 		cfg.Embed.Files = o.EmbedFiles
+	}
+	if o.EmbedCores > 0 {
+		cfg.Embed.Cores = o.EmbedCores
 	}
 	cfg.MCP.RateLimitsDisabled = true
 	cfg.Transcripts.Disabled = true

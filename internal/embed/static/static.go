@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 
@@ -166,9 +167,9 @@ const (
 
 // Load reads a model Save wrote.
 func Load(path string) (*Model, error) {
-	f, err := os.Open(path)
+	f, err := openModel(path)
 	if err != nil {
-		return nil, fmt.Errorf("static: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	m, err := read(bufio.NewReader(f))
@@ -181,9 +182,9 @@ func Load(path string) (*Model, error) {
 // IDOf is the ModelID of the model file at path, read from its header
 // alone: a configuration is checked without loading the vectors.
 func IDOf(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openModel(path)
 	if err != nil {
-		return "", fmt.Errorf("static: %w", err)
+		return "", err
 	}
 	defer f.Close()
 	h, err := readHeader(bufio.NewReader(f))
@@ -191,6 +192,18 @@ func IDOf(path string) (string, error) {
 		return "", fmt.Errorf("static: %s is not a model this version reads (train it again): %w", path, err)
 	}
 	return (&Model{Name: h.name}).ModelID(), nil
+}
+
+// openModel opens the model file at path, with the remedy in its error.
+func openModel(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("static: no model file %s: train one there (cue eval train --out %s) or give the path of one in [embed] model", path, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("static: %w", err)
+	}
+	return f, nil
 }
 
 type header struct {

@@ -136,8 +136,14 @@ func TestLoadRefusesWhatIsNoModel(t *testing.T) {
 			t.Errorf("IDOf %s: %v, want an error naming the remedy", name, err)
 		}
 	}
-	if _, err := Load(filepath.Join(dir, "missing.static")); err == nil {
-		t.Error("a missing file loaded")
+	missing := filepath.Join(dir, "missing.static")
+	for _, open := range []func(string) error{
+		func(p string) error { _, err := Load(p); return err },
+		func(p string) error { _, err := IDOf(p); return err },
+	} {
+		if err := open(missing); err == nil || !strings.Contains(err.Error(), "cue eval train --out "+missing) {
+			t.Errorf("a missing file: %v, want an error naming the remedy", err)
+		}
 	}
 }
 

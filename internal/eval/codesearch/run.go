@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 
@@ -116,7 +117,7 @@ func Run(ctx context.Context, s *Set, o RunOptions) (*Report, error) {
 		return nil, fmt.Errorf("codesearch: %w", err)
 	}
 	progress("start daemon", 0, 0)
-	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, EmbedFiles: o.EmbedFiles, Debounce: o.Debounce, Logger: o.Logger})
+	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, EmbedCores: runtime.NumCPU(), EmbedFiles: o.EmbedFiles, Debounce: o.Debounce, Logger: o.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("codesearch: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -150,7 +151,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	progress("start daemon", 0, 0)
-	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, Debounce: o.Debounce, Logger: o.Logger})
+	n, err := localnode.Start(ctx, root, localnode.Options{Model: model, EmbedCores: runtime.NumCPU(), Debounce: o.Debounce, Logger: o.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("questions: %w", err)
 	}
