@@ -46,10 +46,10 @@ func (c *costs) put(d events.EmbedCost) {
 	c.mu.Unlock()
 }
 
-// embedMetered embeds texts for chunks chunks of a document that is prose
-// or not, and counts what it cost: the model's CPU time where the model
-// computes on this process's cores, and the time the call took.
-func (s *Service) embedMetered(ctx context.Context, texts []string, prose bool, chunks int, embed func(context.Context) ([][]float32, error)) ([][]float32, error) {
+// embedMetered embeds texts for chunks chunks with embed, and counts what
+// it cost: the model's CPU time where the model computes on this
+// process's cores, and the time the call took.
+func (s *Service) embedMetered(ctx context.Context, texts []string, chunks int, embed func(context.Context) ([][]float32, error)) ([][]float32, error) {
 	meter := new(cpumeter.Meter)
 	start := time.Now()
 	vecs, err := embed(cpumeter.With(ctx, meter))

@@ -590,7 +590,7 @@ func (s *Service) embed(ctx context.Context, texts []string, prose bool, chunks 
 	if len(texts) == 0 {
 		return nil, nil
 	}
-	vecs, err := s.embedMetered(ctx, texts, prose, chunks, func(ctx context.Context) ([][]float32, error) {
+	vecs, err := s.embedMetered(ctx, texts, chunks, func(ctx context.Context) ([][]float32, error) {
 		return embed.EmbedDocs(ctx, s.emb, texts, prose)
 	})
 	if err != nil {
