@@ -11,9 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuedeck/cuedeck/internal/bus"
-	"github.com/cuedeck/cuedeck/internal/bus/bustest"
 	"github.com/cuedeck/cuedeck/internal/embed/builtin"
-	"github.com/cuedeck/cuedeck/internal/indexer"
 )
 
 // TestTheDeploymentsIndexerUserMayEmbed runs the indexer and its embed
@@ -53,16 +51,7 @@ func TestTheDeploymentsIndexerUserMayEmbed(t *testing.T) {
 	if err := bus.Provision(ctx, conn.JS, bus.DeclaredTopology(bus.Settings{}), nil); err != nil {
 		t.Fatal(err)
 	}
-	e := builtin.New()
-	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
-	_, stop := startStoppable(t, conn, e, fastConfig(nil))
-	index(t, idx, 1, upsert("guide.md", guide))
-	bustest.Eventually(t, 30*time.Second, "vectors of guide.md", func() bool {
-		_, ok := vectors(t, conn, e.ModelID(), "guide.md")
-		return ok
-	})
-	stop()
-	if c := recordedCost(t, conn, e.ModelID()); c.Chunks == 0 {
+	if c := embedGuide(t, conn, builtin.New()); c.Chunks == 0 {
 		t.Fatalf("the indexer user recorded no embedding cost: %+v", c)
 	}
 	select {

@@ -614,6 +614,21 @@ func TestSplitModelEmbedsProseAndCodeEachWithItsModel(t *testing.T) {
 	}
 }
 
+// embedGuide runs a worker of e until guide.md, indexed, has its vectors,
+// stops it, and returns the model's EmbedCost as the bucket then holds it.
+func embedGuide(t *testing.T, conn *bus.Conn, e embed.Embedder) events.EmbedCost {
+	t.Helper()
+	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
+	_, stop := startStoppable(t, conn, e, fastConfig(nil))
+	index(t, idx, 1, upsert("guide.md", guide))
+	bustest.Eventually(t, 30*time.Second, "vectors of guide.md", func() bool {
+		_, ok := vectors(t, conn, e.ModelID(), "guide.md")
+		return ok
+	})
+	stop()
+	return recordedCost(t, conn, e.ModelID())
+}
+
 // recordedCost is the model's EmbedCost as the bucket holds it.
 func recordedCost(t *testing.T, conn *bus.Conn, model string) events.EmbedCost {
 	t.Helper()
@@ -691,15 +706,7 @@ func TestEmbeddingCostOfAModelServerIsItsWaitNotOurCPU(t *testing.T) {
 	conn, _ := bustest.Start(t, bus.Settings{})
 	srv := ollamatest.NewServer(t, ollamatest.WithDimensions(dims))
 	e := fastOllama(t, srv, "all-minilm")
-	idx := indexer.New(conn, indexer.Config{EmbedModel: e.ModelID()}, nil)
-	_, stop := startStoppable(t, conn, e, fastConfig(nil))
-	index(t, idx, 1, upsert("guide.md", guide))
-	bustest.Eventually(t, 10*time.Second, "vectors of guide.md", func() bool {
-		_, ok := vectors(t, conn, e.ModelID(), "guide.md")
-		return ok
-	})
-	stop()
-	c := recordedCost(t, conn, e.ModelID())
+	c := embedGuide(t, conn, e)
 	d, _ := doc(t, conn, "guide.md")
 	if c.Chunks != uint64(len(d.Chunks)) || c.MeteredChunks != 0 || c.CPUSeconds != 0 || c.CallSeconds <= 0 {
 		t.Fatalf("a model server's cost: %+v", c)

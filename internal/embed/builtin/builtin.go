@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -102,10 +101,8 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 			total += len(seqs[i])
 		}
 	})
-	cores := runtime.GOMAXPROCS(0)
-	if e.gate != nil {
-		cores = e.gate.BackgroundCores()
-	}
+	// Every core, unless a gate keeps background work to fewer.
+	cores := e.gate.BackgroundCores()
 	workers := max(1, min(cores, len(texts)))
 	groups := makeGroups(seqs, max(1, min(maxGroupTokens, (total+workers-1)/workers)))
 	// With fewer groups than cores, the dense products of each group share
